@@ -1,0 +1,7 @@
+"""``python -m auditor``."""
+
+import sys
+
+from auditor.cli import main
+
+sys.exit(main())

@@ -1,0 +1,23 @@
+"""The one exception tree of auditor.
+
+Failures of a single file or page are values (``Problem``), never exceptions.
+Exceptions are for what stops a whole command::
+
+    AuditorError
+    ├── UsageError            a target or option that cannot be used
+    └── NothingReadable       no sitemap at all could be read for the target
+"""
+
+from __future__ import annotations
+
+
+class AuditorError(Exception):
+    """Base class of every exception auditor raises on purpose."""
+
+
+class UsageError(AuditorError):
+    """The caller asked for something that cannot be done (bad target, bad option)."""
+
+
+class NothingReadable(AuditorError):
+    """Not one sitemap could be read for the target."""

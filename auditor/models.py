@@ -1,0 +1,83 @@
+"""Values passed between pipeline stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
+
+#: Walker problem codes (contract: DESIGN.md "Walker problem codes").
+PROBLEM_CODES = frozenset(
+    {
+        "http-error",
+        "timeout",
+        "too-large",
+        "not-well-formed",
+        "not-a-sitemap",
+        "forbidden-xml",
+        "cross-host",
+        "relative-url",
+        "nested-index",
+        "index-loop",
+        "redirect",
+        "too-many-redirects",
+        "too-many-urls",
+        "duplicate-url",
+        "invalid-lastmod",
+        "wrong-namespace",
+        "max-files",
+    }
+)
+
+#: lastmod precisions, coarsest first.
+PRECISIONS = ("year", "month", "day", "minute", "second", "fraction")
+
+
+class SitemapEntry(NamedTuple):
+    """One unique URL of a site's sitemaps.
+
+    A NamedTuple rather than a dataclass: the walker makes a million of these a
+    run and a tuple is built several times faster, while staying immutable.
+    """
+
+    loc: str
+    lastmod: datetime | None
+    lastmod_precision: str | None
+    lastmod_raw: str | None
+    sitemap: str
+    news_publication_date: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with one sitemap file (or robots.txt), by code."""
+
+    sitemap: str
+    code: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        """The problem as the ``--problems`` JSON object."""
+        return {"sitemap": self.sitemap, "code": self.code, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapFile:
+    """What the walker learnt about one sitemap file it tried to read."""
+
+    url: str
+    kind: str  # urlset | sitemapindex | text | rss | atom | unreadable
+    parent: str | None
+    via_robots: bool
+    fetched_at: datetime
+    status: int | None = None
+    final_url: str | None = None
+    date_header: str | None = None
+    last_modified_header: str | None = None
+    etag: str | None = None
+    index_lastmod: datetime | None = None
+    records: int = 0
+    urls: int = 0
+    bytes_read: int = 0
+    gzipped: bool = False
+    readable: bool = False

@@ -1,0 +1,111 @@
+"""lastmod parsing: W3C Datetime (sitemaps, Atom) and RFC 822 (RSS) to aware UTC.
+
+A short form stands for the start of its period (``2026-10`` is
+2026-10-01T00:00:00Z) and keeps its precision, so no month or day is ever
+invented. Anything else is ``None``: the caller reports ``invalid-lastmod``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
+from typing import NamedTuple
+
+__all__ = ["ParsedDate", "W3CDateParser", "parse_rfc822", "parse_w3c"]
+
+
+class ParsedDate(NamedTuple):
+    """A parsed date: the UTC instant and how precisely it was written."""
+
+    value: datetime
+    precision: str  # year | month | day | minute | second | fraction
+
+
+# YYYY[-MM[-DD[Thh:mm[:ss[.s+]]TZD]]]; a time always needs its zone (W3C NOTE-datetime).
+_W3C = re.compile(
+    r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:[Tt](\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?"
+    r"([Zz]|[+-]\d\d:\d\d))?)?)?",
+    re.ASCII,
+)
+_UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
+
+
+def _zone(tzd: str) -> timezone | None:
+    if tzd in _UTC_ZONES:
+        return UTC
+    hours, minutes = int(tzd[1:3]), int(tzd[4:6])
+    if hours > 23 or minutes > 59:
+        return None
+    offset = timedelta(hours=hours, minutes=minutes)
+    return timezone(-offset if tzd[0] == "-" else offset)
+
+
+def parse_w3c(text: str) -> ParsedDate | None:
+    """Parse a W3C Datetime (surrounding whitespace allowed) to UTC, or None."""
+    match = _W3C.fullmatch(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, tzd = match.groups()
+    try:
+        if month is None:
+            return ParsedDate(datetime(int(year), 1, 1, tzinfo=UTC), "year")
+        if day is None:
+            return ParsedDate(datetime(int(year), int(month), 1, tzinfo=UTC), "month")
+        if hour is None:
+            return ParsedDate(datetime(int(year), int(month), int(day), tzinfo=UTC), "day")
+        zone = _zone(tzd)
+        if zone is None:
+            return None
+        micro = int((fraction + "000000")[:6]) if fraction else 0
+        local = datetime(
+            int(year), int(month), int(day), int(hour), int(minute),
+            int(second or 0), micro, tzinfo=zone,
+        )  # fmt: skip
+        value = local if zone is UTC else local.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+    precision = "fraction" if fraction else "second" if second else "minute"
+    return ParsedDate(value, precision)
+
+
+def parse_rfc822(text: str) -> ParsedDate | None:
+    """Parse an RSS ``pubDate`` (RFC 822/2822, 2- or 4-digit year) to UTC, or None."""
+    try:
+        value = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if value is None:
+        return None
+    if value.tzinfo is None:  # "-0000": UTC with no claim about the local zone
+        value = value.replace(tzinfo=UTC)
+    try:
+        return ParsedDate(value.astimezone(UTC), "second")
+    except (ValueError, OverflowError):
+        return None
+
+
+class W3CDateParser:
+    """``parse_w3c`` behind a bounded cache.
+
+    Sitemaps repeat lastmod values heavily (generation time, date-only stamps),
+    so a dict lookup usually replaces the parse. The cache is dropped whole when
+    it reaches ``max_size`` to keep memory bounded on sites with unique stamps.
+    """
+
+    __slots__ = ("_cache", "_max_size")
+
+    def __init__(self, max_size: int = 65_536) -> None:
+        self._cache: dict[str, ParsedDate | None] = {}
+        self._max_size = max_size
+
+    def __call__(self, text: str) -> ParsedDate | None:
+        """Parse ``text`` as ``parse_w3c`` does."""
+        try:
+            return self._cache[text]
+        except KeyError:
+            pass
+        if len(self._cache) >= self._max_size:
+            self._cache.clear()
+        parsed = self._cache[text] = parse_w3c(text)
+        return parsed

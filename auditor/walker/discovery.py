@@ -1,0 +1,68 @@
+"""Where a walk starts: classify the target and read robots.txt ``Sitemap:`` lines."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from auditor.errors import UsageError
+
+__all__ = ["Target", "classify_target", "sitemaps_from_robots"]
+
+#: robots.txt is read up to this many bytes (Google's limit is 500 KiB).
+ROBOTS_MAX_BYTES = 512_000
+
+# "Sitemap:" in any case, any spacing; the value ends at whitespace or a comment.
+_SITEMAP_LINE = re.compile(r"^\s*sitemap\s*:\s*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the user asked to walk: a site origin, a sitemap URL, or a local file."""
+
+    kind: str  # site | url | file
+    value: str  # origin ("https://example.com"), URL, or file path
+
+    @property
+    def site(self) -> str | None:
+        """The site origin (scheme://host[:port]), None for a local file."""
+        if self.kind == "file":
+            return None
+        parts = urlsplit(self.value)
+        return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
+
+
+def classify_target(text: str) -> Target:
+    """A site origin, a sitemap URL or a local file, from what the user typed."""
+    text = text.strip()
+    if not text:
+        raise UsageError("empty target")
+    path = Path(text)
+    if "://" not in text and path.is_file():
+        return Target("file", str(path))
+    if "://" not in text:
+        if "/" in text.rstrip("/") or text.startswith("."):
+            raise UsageError(f"no such file: {text}")
+        text = "https://" + text  # a bare host name
+    parts = urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"not an http(s) URL or a file: {text}")
+    try:
+        parts.port  # noqa: B018 - validates the port
+    except ValueError as exc:
+        raise UsageError(f"bad port in {text}") from exc
+    if parts.path in ("", "/") and not parts.query:
+        return Target("site", urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", "")))
+    return Target("url", text)
+
+
+def sitemaps_from_robots(text: str, site: str) -> list[str]:
+    """Every ``Sitemap:`` URL in a robots.txt, resolved against the site, in order, once each."""
+    found: list[str] = []
+    for match in _SITEMAP_LINE.finditer(text.lstrip("\ufeff")):
+        url = urljoin(site + "/", match.group(1))
+        if urlsplit(url).scheme in ("http", "https") and url not in found:
+            found.append(url)
+    return found

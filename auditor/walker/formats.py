@@ -1,0 +1,307 @@
+"""Streaming readers for every sitemap format: urlset, sitemapindex, RSS, Atom, text.
+
+The XML reader drives expat directly (``pyexpat``) with a handful of callbacks:
+no element tree is built, so memory stays flat whatever the file size, and it
+is as fast as the C ElementTree parser. It is as safe as defusedxml: a DTD is
+refused outright (a sitemap never needs one), and so are entity declarations
+and external references, before expat acts on them.
+
+A reader turns a stream of byte chunks into batches of raw ``Record`` tuples
+(loc, lastmod, news publication date), exactly as written but stripped; the
+walker judges them. Problems found while reading are kept on the reader.
+"""
+
+from __future__ import annotations
+
+import codecs
+import pyexpat
+import re
+from collections.abc import Iterable, Iterator
+
+__all__ = ["FORMAT_KINDS", "Record", "SitemapReader"]
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
+ATOM_NS = "http://www.w3.org/2005/Atom"
+_SEP = " "  # expat namespace separator: "uri local"
+
+#: The kinds of file a reader can recognise.
+FORMAT_KINDS = ("urlset", "sitemapindex", "rss", "atom", "text")
+
+Record = tuple[str | None, str | None, str | None]  # loc, lastmod, news publication date
+
+_WHITESPACE = b" \t\r\n"
+_UTF8_BOM = codecs.BOM_UTF8
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
+_EXPAT_NATIVE = frozenset({"utf-8", "utf-16", "utf-16-le", "utf-16-be", "ascii", "latin-1"})
+_URL_START = re.compile(r"https?://", re.IGNORECASE)
+_LOC, _LASTMOD, _NEWS = 0, 1, 2
+
+
+class _Stop(Exception):
+    """Raised inside an expat callback to stop reading with a problem."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code, self.detail = code, detail
+
+
+def _name(ns: str, local: str) -> str:
+    return f"{ns}{_SEP}{local}" if ns else local
+
+
+def _split(name: str) -> tuple[str, str]:
+    ns, _, local = name.rpartition(_SEP)
+    return ns, local
+
+
+def _layout(kind: str, root_ns: str) -> tuple[frozenset[str], dict[str, int]]:
+    """Record element names and field names (to field index) for a kind of file."""
+    if kind in ("urlset", "sitemapindex"):
+        spaces = {root_ns, SITEMAP_NS, ""}
+        record = "url" if kind == "urlset" else "sitemap"
+        fields = {_name(ns, "loc"): _LOC for ns in spaces}
+        fields |= {_name(ns, "lastmod"): _LASTMOD for ns in spaces}
+        fields[_name(NEWS_NS, "publication_date")] = _NEWS
+        return frozenset(_name(ns, record) for ns in spaces), fields
+    if kind == "rss":
+        return frozenset({_name(root_ns, "item")}), {
+            _name(root_ns, "link"): _LOC,
+            _name(root_ns, "pubDate"): _LASTMOD,
+        }
+    return frozenset({_name(ATOM_NS, "entry")}), {_name(ATOM_NS, "updated"): _LASTMOD}
+
+
+def _root_kind(name: str) -> str | None:
+    ns, local = _split(name)
+    if local in ("urlset", "sitemapindex"):
+        return local
+    if local == "rss":
+        return "rss"
+    if local == "feed" and ns == ATOM_NS:
+        return "atom"
+    return None
+
+
+class SitemapReader:
+    """Reads one sitemap file, streaming. Iterate :meth:`batches` once.
+
+    Afterwards ``kind`` is one of ``FORMAT_KINDS`` (or None when the file was not
+    a sitemap) and ``problems`` lists ``(code, detail)`` pairs.
+    """
+
+    def __init__(self) -> None:
+        self.kind: str | None = None
+        self.problems: list[tuple[str, str]] = []
+
+    def batches(self, chunks: Iterable[bytes]) -> Iterator[list[Record]]:
+        """Yield the file's records in batches, as the bytes arrive."""
+        stream = iter(chunks)
+        head = b""
+        for chunk in stream:  # skip a BOM and whitespace to see the first real byte
+            head = (head + chunk).lstrip(_WHITESPACE)
+            if head.startswith(_UTF8_BOM):
+                head = head[len(_UTF8_BOM) :].lstrip(_WHITESPACE)
+            if head:
+                break
+        if not head:
+            self.problems.append(("not-a-sitemap", "empty response"))
+            return
+        rest = _chain(head, stream)
+        if head[:1] == b"<" or head[:2] in _UTF16_BOMS:
+            yield from self._xml_batches(head, rest)
+        else:
+            yield from self._text_batches(rest)
+
+    # -- plain text ---------------------------------------------------------
+    def _text_batches(self, chunks: Iterator[bytes]) -> Iterator[list[Record]]:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pending = ""
+        for chunk in chunks:
+            lines = (pending + decoder.decode(chunk)).split("\n")
+            pending = lines.pop()
+            batch = self._text_records(lines)
+            if batch is None:
+                return
+            if batch:
+                yield batch
+        batch = self._text_records([pending + decoder.decode(b"", final=True)])
+        if batch:
+            yield batch
+
+    def _text_records(self, lines: list[str]) -> list[Record] | None:
+        batch: list[Record] = []
+        for line in lines:
+            url = line.strip()
+            if not url:
+                continue
+            if self.kind is None:
+                if not _URL_START.match(url):
+                    self.problems.append(
+                        ("not-a-sitemap", f"plain text whose first line is not a URL: {url[:80]!r}")
+                    )
+                    return None
+                self.kind = "text"
+            batch.append((url, None, None))
+        return batch
+
+    # -- XML ----------------------------------------------------------------
+    def _xml_batches(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[list[Record]]:
+        parser, transcoder = _make_parser(head)
+        out: list[Record] = []
+        self._install(parser, out)
+        try:
+            for chunk in chunks:
+                if transcoder is not None:
+                    parser.Parse(transcoder.decode(chunk), False)
+                else:
+                    parser.Parse(chunk, False)
+                if out:
+                    yield out[:]
+                    out.clear()
+            parser.Parse(b"", True)
+        except _Stop as stop:
+            self.problems.append((stop.code, stop.detail))
+        except pyexpat.ExpatError as exc:
+            self._expat_problem(parser, exc)
+        except (LookupError, ValueError) as exc:  # unknown or broken declared encoding
+            self.problems.append(("not-well-formed", f"encoding: {exc}"))
+        if out:
+            yield out
+
+    def _expat_problem(self, parser: pyexpat.XMLParserType, exc: pyexpat.ExpatError) -> None:
+        message = pyexpat.errors.messages[exc.code] if exc.code else str(exc)
+        where = f"line {exc.lineno}, column {exc.offset}"
+        no_elements = pyexpat.errors.codes[pyexpat.errors.XML_ERROR_NO_ELEMENTS]
+        if self.kind is None and exc.code == no_elements:
+            self.problems.append(("not-a-sitemap", "no XML element found"))
+        else:
+            self.problems.append(("not-well-formed", f"{message} at {where}"))
+
+    def _install(self, parser: pyexpat.XMLParserType, out: list[Record]) -> None:
+        def doctype(name: str, *_args: object) -> None:
+            if name.lower() == "html":
+                raise _Stop("not-a-sitemap", "root element html (an HTML page)")
+            raise _Stop("forbidden-xml", f"DTD declared (<!DOCTYPE {name}>)")
+
+        def entity(name: str, *_args: object) -> None:
+            raise _Stop("forbidden-xml", f"entity declaration ({name})")
+
+        def external(*_args: object) -> int:
+            raise _Stop("forbidden-xml", "external entity reference")
+
+        def root_start(name: str, attrs: dict[str, str]) -> None:
+            kind = _root_kind(name)
+            ns, local = _split(name)
+            if kind is None:
+                raise _Stop("not-a-sitemap", f"root element {local}")
+            self.kind = kind
+            if kind in ("urlset", "sitemapindex") and ns != SITEMAP_NS:
+                self.problems.append(("wrong-namespace", f"{local} in namespace {ns or 'none'!r}"))
+            self._install_body(parser, out, kind, ns)
+
+        parser.StartDoctypeDeclHandler = doctype
+        parser.EntityDeclHandler = entity
+        parser.UnparsedEntityDeclHandler = entity
+        parser.ExternalEntityRefHandler = external
+        parser.StartElementHandler = root_start
+
+    def _install_body(
+        self, parser: pyexpat.XMLParserType, out: list[Record], kind: str, root_ns: str
+    ) -> None:
+        records, fields = _layout(kind, root_ns)
+        atom_link, atom_id = _name(ATOM_NS, "link"), _name(ATOM_NS, "id")
+        is_atom = kind == "atom"
+        loc: str | None = None
+        lastmod: str | None = None
+        news: str | None = None
+        entry_id: str | None = None
+        field = -1  # index of the field being read, -1 outside one
+        field_name = ""
+        in_record = False
+        buf: list[str] = []
+
+        def start(name: str, attrs: dict[str, str]) -> None:
+            nonlocal loc, lastmod, news, entry_id, field, field_name, in_record
+            if name in records:
+                loc = lastmod = news = entry_id = None
+                in_record = True
+            elif in_record:
+                index = fields.get(name)
+                if index is not None:
+                    field, field_name = index, name
+                    buf.clear()
+                elif is_atom:
+                    if name == atom_link:
+                        href = attrs.get("href")
+                        if loc is None and href and attrs.get("rel", "alternate") == "alternate":
+                            loc = href.strip()
+                    elif name == atom_id:
+                        field, field_name = 3, name
+                        buf.clear()
+
+        def data(text: str) -> None:
+            if field >= 0:
+                buf.append(text)
+
+        def end(name: str) -> None:
+            nonlocal loc, lastmod, news, entry_id, field, in_record
+            if field >= 0:
+                if name != field_name:
+                    return
+                text = "".join(buf).strip()
+                if field == _LOC:
+                    loc = text
+                elif field == _LASTMOD:
+                    lastmod = text
+                elif field == _NEWS:
+                    news = text
+                else:
+                    entry_id = text
+                field = -1
+            elif name in records:
+                in_record = False
+                out.append((loc if loc is not None or not is_atom else entry_id, lastmod, news))
+
+        parser.StartElementHandler = start
+        parser.EndElementHandler = end
+        parser.CharacterDataHandler = data
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
+def _make_parser(head: bytes) -> tuple[pyexpat.XMLParserType, codecs.IncrementalDecoder | None]:
+    """An expat parser for this document, transcoding multi-byte legacy encodings to UTF-8."""
+    declared = _DECLARED_ENCODING.match(head)
+    transcoder = None
+    forced = None
+    if declared and not head.startswith(_UTF16_BOMS):
+        name = declared.group(1).decode("ascii")
+        codec = _codec_name(name)
+        if codec is not None and codec not in _EXPAT_NATIVE and not _single_byte(codec):
+            transcoder = codecs.getincrementaldecoder(codec)(errors="strict")
+            forced = "utf-8"
+    parser = pyexpat.ParserCreate(encoding=forced, namespace_separator=_SEP)
+    parser.buffer_text = True
+    parser.buffer_size = 65_536
+    parser.ordered_attributes = False
+    parser.SetParamEntityParsing(pyexpat.XML_PARAM_ENTITY_PARSING_NEVER)
+    return parser, transcoder
+
+
+def _codec_name(name: str) -> str | None:
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _single_byte(codec: str) -> bool:
+    try:
+        return len(bytes(range(256)).decode(codec, errors="replace")) == 256
+    except (LookupError, ValueError):
+        return False

@@ -1,0 +1,405 @@
+"""The walk: from a target to every unique URL with its lastmod, streaming.
+
+Files are read one at a time; an index's children are visited newest-first by
+the lastmod the index gives them. One bad file never sinks the walk: it
+becomes a :class:`~auditor.models.Problem` and the walk goes on.
+"""
+
+from __future__ import annotations
+
+import http.client
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from auditor.errors import UsageError
+from auditor.http import Body, FetchFailure, HttpClient, HttpOptions, read_local_file
+from auditor.models import Problem, SitemapEntry, SitemapFile
+from auditor.walker.dates import ParsedDate, W3CDateParser, parse_rfc822
+from auditor.walker.discovery import (
+    ROBOTS_MAX_BYTES,
+    Target,
+    classify_target,
+    sitemaps_from_robots,
+)
+from auditor.walker.formats import Record, SitemapReader
+from auditor.walker.locs import LocJudge, Origin, origin_of
+
+__all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
+
+#: Files read at most in one walk: a full 1,000-file index with room to spare.
+DEFAULT_MAX_FILES = 5_000
+#: The protocol's limit of URLs (or child sitemaps) in one file.
+PROTOCOL_MAX_URLS = 50_000
+
+ProgressCallback = Callable[[int, int], None]  # (files read, unique URLs so far)
+_EPOCH = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class WalkOptions:
+    """How a walk behaves; every field has a named default."""
+
+    http: HttpOptions = field(default_factory=HttpOptions)
+    max_files: int = DEFAULT_MAX_FILES
+    max_urls_per_file: int = PROTOCOL_MAX_URLS
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A sitemap file waiting to be read."""
+
+    url: str
+    parent: str | None = None
+    via_robots: bool = False
+    index_lastmod: datetime | None = None
+    chain: tuple[str, ...] = ()  # the indexes that led here, root first
+    extra_origins: tuple[Origin, ...] = ()  # origins its pages may use besides its own
+    local_path: Path | None = None
+
+
+@dataclass
+class _Opened:
+    """A file ready to stream, with what its response said about it."""
+
+    body: Body
+    fetched_at: datetime
+    status: int | None = None
+    final_url: str | None = None
+    date_header: str | None = None
+    last_modified_header: str | None = None
+    etag: str | None = None
+
+
+@dataclass
+class _Tally:
+    """What one file contributed, gathered while reading it."""
+
+    records: int = 0
+    emitted: int = 0
+    duplicates: int = 0
+    first_duplicate: str = ""
+    invalid: int = 0
+    first_invalid: str = ""
+    children: list[tuple[str, ParsedDate | None]] = field(default_factory=list)
+
+
+class Walk:
+    """One walk of a target. Iterate it (once) for :class:`SitemapEntry` values.
+
+    ``problems`` and ``files`` fill in as the walk goes and are complete when
+    the iteration ends; ``readable`` tells whether any sitemap could be read.
+    """
+
+    def __init__(
+        self,
+        target: str | Target,
+        options: WalkOptions | None = None,
+        *,
+        client: HttpClient | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        self.target = target if isinstance(target, Target) else classify_target(target)
+        self.options = options or WalkOptions()
+        self.problems: list[Problem] = []
+        self.files: list[SitemapFile] = []
+        self.started_at = datetime.now(UTC)
+        self._client = client
+        self._on_progress = on_progress
+        self._seen: set[int] = set()  # hash() of each emitted loc: a compact key, not the string
+        self._visited: set[str] = set()
+        self._parse_w3c = W3CDateParser()
+        self._started = False
+
+    @property
+    def readable(self) -> bool:
+        """True when at least one sitemap file was read as a sitemap."""
+        return any(f.readable for f in self.files)
+
+    @property
+    def urls(self) -> int:
+        """Unique URLs emitted so far."""
+        return len(self._seen)
+
+    @property
+    def site(self) -> str | None:
+        """The site origin the walk is about (None for a local file)."""
+        return self.target.site
+
+    def __iter__(self) -> Iterator[SitemapEntry]:
+        if self._started:
+            raise UsageError("a Walk can be iterated only once")
+        self._started = True
+        owns_client = self._client is None
+        if self._client is None:
+            self._client = HttpClient(self.options.http)
+        try:
+            yield from self._walk(deque(self._start()))
+        finally:
+            if owns_client:
+                self._client.close()
+
+    def _problem(self, sitemap: str, code: str, detail: str) -> None:
+        self.problems.append(Problem(sitemap, code, detail))
+
+    def _progress(self) -> None:
+        if self._on_progress is not None:
+            self._on_progress(len(self.files), len(self._seen))
+
+    # -- discovery -------------------------------------------------------------
+    def _start(self) -> list[_Pending]:
+        target = self.target
+        if target.kind == "file":
+            path = Path(target.value)
+            return [_Pending(url=str(path), local_path=path)]
+        if target.kind == "url":
+            return [_Pending(url=target.value)]
+        site = target.value
+        declared = self._robots_sitemaps(site)
+        if not declared:
+            return [_Pending(url=site + "/sitemap.xml")]
+        site_origin = origin_of(site)
+        return [_Pending(url=u, via_robots=True, extra_origins=(site_origin,)) for u in declared]
+
+    def _robots_sitemaps(self, site: str) -> list[str]:
+        url = site + "/robots.txt"
+        assert self._client is not None
+        response = self._client.get(url, max_bytes=ROBOTS_MAX_BYTES)
+        if isinstance(response, FetchFailure):
+            self._problem(url, response.code, f"robots.txt: {response.detail}")
+            return []
+        if not response.ok:
+            response.close()
+            if response.status >= 500 or response.status == 429:
+                self._problem(url, "http-error", f"robots.txt: {_status_text(response.status)}")
+            return []
+        raw = b"".join(response.body)  # capped at ROBOTS_MAX_BYTES, as Google reads it
+        return sitemaps_from_robots(_decode_text(raw), site)
+
+    # -- the walk --------------------------------------------------------------
+    def _walk(self, pending: deque[_Pending]) -> Iterator[SitemapEntry]:
+        while pending:
+            item = pending.popleft()
+            if item.url in item.chain:
+                self._problem(
+                    item.parent or item.url, "index-loop", f"lists its ancestor {item.url}"
+                )
+                continue
+            if item.url in self._visited:
+                continue  # listed twice (robots.txt and an index, or two indexes): read once
+            if len(self._visited) >= self.options.max_files:
+                self._problem(
+                    item.parent or item.url,
+                    "max-files",
+                    f"stopped at {self.options.max_files:,} files; "
+                    f"{len(pending) + 1:,} more listed were not read",
+                )
+                return
+            self._visited.add(item.url)
+            tally = _Tally()
+            yield from self._read_file(item, tally)
+            pending.extendleft(reversed(self._children(item, tally)))
+            self._progress()
+
+    def _read_file(self, item: _Pending, tally: _Tally) -> Iterator[SitemapEntry]:
+        opened = self._open(item)
+        if opened is None:
+            return
+        reader = SitemapReader()
+        judge = self._judge_for(item, opened.final_url)
+        try:
+            for batch in reader.batches(opened.body):
+                if reader.kind == "sitemapindex":
+                    self._index_records(batch, judge, tally)
+                else:
+                    yield from self._page_records(batch, item.url, judge, tally, reader.kind)
+                    self._progress()
+        finally:
+            opened.body.close()
+        for code, detail in reader.problems:
+            self._problem(item.url, code, detail)
+        if opened.body.problem is not None:
+            self._problem(item.url, *opened.body.problem)
+        judge.report(item.url, self._problem)
+        self._tally_problems(item, reader.kind, tally)
+        self.files.append(self._file_record(item, opened, reader.kind, tally))
+
+    def _open(self, item: _Pending) -> _Opened | None:
+        fetched_at = datetime.now(UTC)
+        if item.local_path is not None:
+            try:
+                body = read_local_file(item.local_path, self.options.http.max_bytes)
+            except OSError as exc:
+                self._failed(item, fetched_at, None, "http-error", f"cannot read file: {exc}")
+                return None
+            return _Opened(body, fetched_at)
+        assert self._client is not None
+        response = self._client.get(item.url)
+        if isinstance(response, FetchFailure):
+            self._failed(item, fetched_at, response.status, response.code, response.detail)
+            return None
+        if not response.ok:
+            response.close()
+            status = response.status
+            self._failed(item, fetched_at, status, "http-error", _status_text(status))
+            return None
+        return _Opened(
+            response.body,
+            response.fetched_at,
+            response.status,
+            response.final_url,
+            response.header("date"),
+            response.header("last-modified"),
+            response.header("etag"),
+        )
+
+    def _failed(
+        self, item: _Pending, fetched_at: datetime, status: int | None, code: str, detail: str
+    ) -> None:
+        self._problem(item.url, code, detail)
+        self.files.append(
+            SitemapFile(
+                url=item.url,
+                kind="unreadable",
+                parent=item.parent,
+                via_robots=item.via_robots,
+                fetched_at=fetched_at,
+                status=status,
+                index_lastmod=item.index_lastmod,
+            )
+        )
+
+    def _judge_for(self, item: _Pending, final_url: str | None) -> LocJudge:
+        if item.local_path is not None:
+            return LocJudge(None)
+        origins = {origin_of(item.url), *item.extra_origins}
+        if final_url:
+            origins.add(origin_of(final_url))
+        return LocJudge(origins)
+
+    def _page_records(
+        self, batch: list[Record], sitemap: str, judge: LocJudge, tally: _Tally, kind: str | None
+    ) -> Iterator[SitemapEntry]:
+        """The hot loop: judge, deduplicate, parse dates, emit."""
+        seen = self._seen
+        parse_w3c = self._parse_w3c
+        parse = parse_rfc822 if kind == "rss" else parse_w3c
+        tally.records += len(batch)
+        for loc, raw, news_raw in batch:
+            if not loc or not judge.accepts(loc):
+                continue
+            key = hash(loc)
+            if key in seen:
+                tally.duplicates += 1
+                tally.first_duplicate = tally.first_duplicate or loc
+                continue
+            seen.add(key)
+            tally.emitted += 1
+            news = parse_w3c(news_raw) if news_raw else None
+            news_value = news.value if news is not None else None
+            if not raw:
+                yield SitemapEntry(loc, None, None, None, sitemap, news_value)
+                continue
+            parsed = parse(raw)
+            if parsed is None and kind == "rss":
+                parsed = parse_w3c(raw)  # some feeds write ISO dates in pubDate
+            if parsed is None:
+                tally.invalid += 1
+                tally.first_invalid = tally.first_invalid or raw
+                yield SitemapEntry(loc, None, None, raw, sitemap, news_value)
+            else:
+                yield SitemapEntry(loc, parsed.value, parsed.precision, raw, sitemap, news_value)
+
+    def _index_records(self, batch: list[Record], judge: LocJudge, tally: _Tally) -> None:
+        tally.records += len(batch)
+        for loc, raw, _news in batch:
+            if not loc or not judge.accepts(loc):
+                continue
+            parsed = self._parse_w3c(raw) if raw else None
+            if raw and parsed is None:
+                tally.invalid += 1
+                tally.first_invalid = tally.first_invalid or raw
+            tally.children.append((loc, parsed))
+
+    def _children(self, item: _Pending, tally: _Tally) -> list[_Pending]:
+        """An index's children, newest first by their index lastmod (undated last)."""
+        if not tally.children:
+            return []
+        ordered = sorted(tally.children, key=lambda c: c[1].value if c[1] else _EPOCH, reverse=True)
+        chain = (*item.chain, item.url)
+        return [
+            _Pending(
+                url=loc,
+                parent=item.url,
+                via_robots=item.via_robots,
+                index_lastmod=parsed.value if parsed else None,
+                chain=chain,
+                extra_origins=item.extra_origins,
+            )
+            for loc, parsed in ordered
+        ]
+
+    def _tally_problems(self, item: _Pending, kind: str | None, tally: _Tally) -> None:
+        url = item.url
+        if kind == "sitemapindex" and item.chain:
+            self._problem(url, "nested-index", f"an index listed by the index {item.parent}")
+        if tally.records > self.options.max_urls_per_file:
+            what = "sitemaps" if kind == "sitemapindex" else "URLs"
+            self._problem(
+                url,
+                "too-many-urls",
+                f"{tally.records:,} {what}, over the protocol's "
+                f"{self.options.max_urls_per_file:,} (all were read)",
+            )
+        if tally.duplicates:
+            self._problem(
+                url,
+                "duplicate-url",
+                f"{tally.duplicates:,} URL(s) already listed, e.g. {tally.first_duplicate!r}",
+            )
+        if tally.invalid:
+            self._problem(
+                url,
+                "invalid-lastmod",
+                f"{tally.invalid:,} lastmod value(s) are not W3C Datetime, "
+                f"e.g. {tally.first_invalid!r}",
+            )
+
+    def _file_record(
+        self, item: _Pending, opened: _Opened, kind: str | None, tally: _Tally
+    ) -> SitemapFile:
+        return SitemapFile(
+            url=item.url,
+            kind=kind or "unreadable",
+            parent=item.parent,
+            via_robots=item.via_robots,
+            fetched_at=opened.fetched_at,
+            status=opened.status,
+            final_url=opened.final_url,
+            date_header=opened.date_header,
+            last_modified_header=opened.last_modified_header,
+            etag=opened.etag,
+            index_lastmod=item.index_lastmod,
+            records=tally.records,
+            urls=tally.emitted,
+            bytes_read=opened.body.bytes_read,
+            gzipped=opened.body.gzipped,
+            readable=kind is not None,
+        )
+
+
+def _status_text(status: int) -> str:
+    reason = http.client.responses.get(status, "")
+    return f"HTTP {status} {reason}".rstrip()
+
+
+def _decode_text(raw: bytes) -> str:
+    """robots.txt bytes as text: UTF-8 (BOM or not), UTF-16 with a BOM, else Latin-1."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16", errors="replace")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")

@@ -1,0 +1,79 @@
+"""Shared fixtures: loopback servers, and a guard that keeps every test off the network."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.loopback import FIXTURES, LoopbackServer
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _is_loopback(host: object) -> bool:
+    if host in ("localhost", "localhost.", None):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _guard_address(address: object) -> None:
+    if isinstance(address, tuple) and not _is_loopback(address[0]):
+        raise OSError(f"test tried to reach the network: {address!r} (only loopback allowed)")
+
+
+def _guarded_connect(self: socket.socket, address: object) -> None:
+    _guard_address(address)
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: object) -> int:
+    _guard_address(address)
+    return _real_connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host: object, *args: object, **kwargs: object) -> list:
+    if not _is_loopback(host):
+        raise socket.gaierror(socket.EAI_NONAME, f"test tried to resolve {host!r}")
+    return _real_getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach beyond loopback: connections and name look-ups are refused."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., LoopbackServer]]:
+    """Start loopback servers: ``serve("sites/basic")`` serves ``fixtures/sites/basic``."""
+    servers: list[LoopbackServer] = []
+
+    def start(folder: str | None = None, routes: dict | None = None) -> LoopbackServer:
+        server = LoopbackServer(FIXTURES / folder if folder else None, dict(routes or {}))
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The shared real-world corpus; the test is skipped when it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not present at {CORPUS}")
+    return CORPUS
