@@ -1,3 +1,39 @@
-"""auditor: can a website's sitemap <lastmod> be trusted for crawl scheduling?"""
+"""auditor: can a website's sitemap <lastmod> be trusted for crawl scheduling?
+
+The library API mirrors the command line::
+
+    import auditor
+    w = auditor.walk("https://example.com")
+    for entry in w:
+        ...
+    w.problems
+
+    inventory = auditor.load_inventory("https://example.com")
+    inventory.entries  # a pandas DataFrame
+"""
 
 __version__ = "0.1.0"
+
+from auditor.errors import AuditorError, NothingReadable, UsageError  # noqa: E402
+from auditor.http import HttpClient, HttpOptions  # noqa: E402
+from auditor.inventory import Inventory, entries_to_dataframe, load_inventory  # noqa: E402
+from auditor.models import Problem, SitemapEntry, SitemapFile  # noqa: E402
+from auditor.walker import Walk, WalkOptions, walk  # noqa: E402
+
+__all__ = [
+    "AuditorError",
+    "HttpClient",
+    "HttpOptions",
+    "Inventory",
+    "NothingReadable",
+    "Problem",
+    "SitemapEntry",
+    "SitemapFile",
+    "UsageError",
+    "Walk",
+    "WalkOptions",
+    "__version__",
+    "entries_to_dataframe",
+    "load_inventory",
+    "walk",
+]

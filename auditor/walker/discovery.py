@@ -14,6 +14,9 @@ __all__ = ["Target", "classify_target", "sitemaps_from_robots"]
 #: robots.txt is read up to this many bytes (Google's limit is 500 KiB).
 ROBOTS_MAX_BYTES = 512_000
 
+# A target without a scheme ending like this is a missing file, not a host name.
+_FILE_SUFFIXES = (".xml", ".gz", ".txt", ".rss", ".atom", ".html")
+
 # "Sitemap:" in any case, any spacing; the value ends at whitespace or a comment.
 _SITEMAP_LINE = re.compile(r"^\s*sitemap\s*:\s*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
 
@@ -43,7 +46,7 @@ def classify_target(text: str) -> Target:
     if "://" not in text and path.is_file():
         return Target("file", str(path))
     if "://" not in text:
-        if "/" in text.rstrip("/") or text.startswith("."):
+        if "/" in text.rstrip("/") or text.startswith(".") or text.endswith(_FILE_SUFFIXES):
             raise UsageError(f"no such file: {text}")
         text = "https://" + text  # a bare host name
     parts = urlsplit(text)

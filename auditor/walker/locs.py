@@ -40,7 +40,10 @@ class LocJudge:
 
     def __init__(self, allowed: Iterable[Origin] | None) -> None:
         self._allowed = None if allowed is None else frozenset(allowed)
-        self._prefixes = tuple(_prefix(o) for o in self._allowed or ())
+        if self._allowed is None:
+            self._prefixes: tuple[str, ...] = ("http://", "https://")
+        else:
+            self._prefixes = tuple(_prefix(o) for o in self._allowed)
         self.relative = 0
         self.cross_host = 0
         self._first_relative = ""
@@ -48,7 +51,7 @@ class LocJudge:
 
     def accepts(self, loc: str) -> bool:
         """True when ``loc`` may be used; otherwise it is counted as a problem."""
-        if self._prefixes and loc.startswith(self._prefixes):
+        if loc.startswith(self._prefixes) and (self._allowed is not None or "///" not in loc[:8]):
             return True
         return self._judge(loc)
 

@@ -1,0 +1,72 @@
+"""Inventories as pandas DataFrames, for notebooks and the analysis stages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from auditor.models import Problem, SitemapEntry, SitemapFile
+from auditor.walker import Walk, WalkOptions
+from auditor.walker.discovery import Target
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ENTRY_COLUMNS", "Inventory", "entries_to_dataframe", "load_inventory"]
+
+ENTRY_COLUMNS = (
+    "loc",
+    "lastmod",
+    "lastmod_precision",
+    "lastmod_raw",
+    "sitemap",
+    "news_publication_date",
+)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Everything one walk found: the entries as a DataFrame, the files and the problems."""
+
+    target: str
+    entries: pd.DataFrame
+    files: tuple[SitemapFile, ...]
+    problems: tuple[Problem, ...]
+
+    @property
+    def readable(self) -> bool:
+        """True when at least one sitemap file was read."""
+        return any(f.readable for f in self.files)
+
+
+def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
+    """A DataFrame with one row per entry.
+
+    ``lastmod`` and ``news_publication_date`` are ``datetime64[ns, UTC]`` (NaT when
+    absent); ``sitemap`` and ``lastmod_precision`` are categoricals, which keeps a
+    million-row inventory small.
+    """
+    import pandas as pd
+
+    columns: list[list[object]] = [[] for _ in ENTRY_COLUMNS]
+    appenders = [column.append for column in columns]
+    for entry in entries:
+        for append, value in zip(appenders, entry, strict=True):
+            append(value)
+    frame = pd.DataFrame(dict(zip(ENTRY_COLUMNS, columns, strict=True)))
+    for name in ("lastmod", "news_publication_date"):
+        frame[name] = pd.to_datetime(frame[name], utc=True)
+    for name in ("sitemap", "lastmod_precision"):
+        frame[name] = frame[name].astype("category")
+    frame["loc"] = frame["loc"].astype(object)
+    frame["lastmod_raw"] = frame["lastmod_raw"].astype(object)
+    return frame
+
+
+def load_inventory(target: str | Target, options: WalkOptions | None = None) -> Inventory:
+    """Walk ``target`` and gather everything into an :class:`Inventory`."""
+    walk = Walk(target, options)
+    frame = entries_to_dataframe(walk)
+    name = target.value if isinstance(target, Target) else target
+    return Inventory(name, frame, tuple(walk.files), tuple(walk.problems))

@@ -1,0 +1,59 @@
+"""The README and the public API stay honest: tests keep them in step with the code."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+import auditor
+from auditor.cli import build_parser, main
+from auditor.models import PROBLEM_CODES
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _subcommands() -> list[str]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return sorted(action.choices)
+    raise AssertionError("no subcommands")
+
+
+@pytest.mark.parametrize("command", _subcommands())
+def test_every_subcommand_is_documented(command):
+    assert f"### `auditor {command}`" in README
+
+
+@pytest.mark.parametrize("command", _subcommands())
+def test_every_subcommand_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    assert "usage: auditor" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("code", sorted(PROBLEM_CODES))
+def test_every_problem_code_is_documented(code):
+    assert f"| `{code}` |" in README
+
+
+def test_ci_runs_the_readme_test_command():
+    commands = re.findall(r"```sh\n(.+?)\n```", README)
+    assert len(commands) >= 2, "the README keeps its two set-up commands"
+    test_command = commands[1]
+    assert "pytest" in test_command
+    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_all_lists_exactly_the_public_names():
+    public = {
+        name
+        for name, value in vars(auditor).items()
+        if not name.startswith("_") and not isinstance(value, type(auditor))
+    }
+    assert set(auditor.__all__) - {"__version__"} == public
