@@ -14,11 +14,11 @@ The library API mirrors the command line::
 
 __version__ = "0.1.0"
 
-from auditor.errors import AuditorError, NothingReadable, UsageError  # noqa: E402
-from auditor.http import HttpClient, HttpOptions  # noqa: E402
-from auditor.inventory import Inventory, entries_to_dataframe, load_inventory  # noqa: E402
-from auditor.models import Problem, SitemapEntry, SitemapFile  # noqa: E402
-from auditor.walker import Walk, WalkOptions, walk  # noqa: E402
+from auditor.errors import AuditorError, NothingReadable, UsageError
+from auditor.http import HttpClient, HttpOptions
+from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
+from auditor.models import Problem, SitemapEntry, SitemapFile
+from auditor.walker import Walk, WalkOptions, walk
 
 __all__ = [
     "AuditorError",

@@ -21,7 +21,12 @@ from pathlib import Path
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 Route = Callable[[BaseHTTPRequestHandler], None]
-_TYPES = {".xml": "application/xml", ".txt": "text/plain", ".html": "text/html", ".gz": "application/gzip"}
+_TYPES = {
+    ".xml": "application/xml",
+    ".txt": "text/plain",
+    ".html": "text/html",
+    ".gz": "application/gzip",
+}
 
 
 @dataclass
