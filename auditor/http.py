@@ -61,6 +61,8 @@ DEFAULT_MAX_RETRY_WAIT = 60.0
 DEFAULT_CONTACT = "https://github.com/auditor-project/auditor"
 CHUNK_SIZE = 65_536
 GZIP_MAGIC = b"\x1f\x8b"
+#: Largest piece inflated at once, so a bomb never sits in memory whole.
+_INFLATE_STEP = 4 * CHUNK_SIZE
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
@@ -273,27 +275,37 @@ def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def _inflate(chunks: Iterator[bytes], wbits: int, cap: int) -> Iterator[bytes]:
-    """Decompress a (possibly multi-member) stream, never producing more than cap+1 bytes."""
+    """Decompress a (possibly multi-member) stream in bounded pieces, at most cap+1 bytes."""
     inflater = zlib.decompressobj(wbits)
     produced = 0
-    fed = False
+    between_members = True  # no member started yet, or the last one ended cleanly
+    carry = b""  # the start of a next member's header split across chunks
     for chunk in chunks:
-        fed = True
-        data = chunk
-        while data:
-            out = inflater.decompress(data, cap - produced + 1)
+        data = carry + chunk if carry else chunk
+        carry = b""
+        while data or not between_members:
+            if between_members:
+                if produced and len(data) < 2:
+                    carry = data
+                    break
+                if produced and data[:2] != GZIP_MAGIC:
+                    return  # trailing bytes after the last member are ignored
+                inflater = zlib.decompressobj(wbits)
+                between_members = False
+            step = min(cap - produced + 1, _INFLATE_STEP)
+            out = inflater.decompress(data, step)
             produced += len(out)
             if out:
                 yield out
             if produced > cap:
-                return  # _capped raises _TooLarge on the extra byte
-            data = inflater.unconsumed_tail
+                return  # Body._capped raises _TooLarge on the extra byte
             if inflater.eof:
-                data = inflater.unused_data
-                if data[:2] != GZIP_MAGIC:
-                    return  # trailing garbage after the last member is ignored
-                inflater = zlib.decompressobj(wbits)
-    if fed and not inflater.eof:
+                data, between_members = inflater.unused_data, True
+                continue
+            data = inflater.unconsumed_tail
+            if not data and len(out) < step:
+                break  # this chunk is used up and nothing is pending
+    if not between_members:
         raise zlib.error("truncated compressed stream")
 
 

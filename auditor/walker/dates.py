@@ -28,6 +28,8 @@ _W3C = re.compile(
     r"([Zz]|[+-]\d\d:\d\d))?)?)?",
     re.ASCII,
 )
+# An RFC 822 date ends with its zone: a numeric offset or a name (GMT, UT, EST, Z...).
+_RFC822_ZONE = re.compile(r"\s(?:[+-]\d{4}|[A-Za-z]{1,5})\Z", re.ASCII)
 _UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
 
 
@@ -70,9 +72,15 @@ def parse_w3c(text: str) -> ParsedDate | None:
 
 
 def parse_rfc822(text: str) -> ParsedDate | None:
-    """Parse an RSS ``pubDate`` (RFC 822/2822, 2- or 4-digit year) to UTC, or None."""
+    """Parse an RSS ``pubDate`` (RFC 822/2822, 2- or 4-digit year) to UTC, or None.
+
+    The zone is required, as for W3C times: without one the instant is unknown.
+    """
+    text = text.strip()
+    if not _RFC822_ZONE.search(text):
+        return None
     try:
-        value = parsedate_to_datetime(text.strip())
+        value = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if value is None:

@@ -94,6 +94,9 @@ class SitemapReader:
     def __init__(self) -> None:
         self.kind: str | None = None
         self.problems: list[tuple[str, str]] = []
+        #: True when the only fault was that the input ended mid-document: the
+        #: caller knows whether that was the file or a cut (cap, deadline) of its own.
+        self.ended_mid_document = False
 
     def batches(self, chunks: Iterable[bytes]) -> Iterator[list[Record]]:
         """Yield the file's records in batches, as the bytes arrive."""
@@ -150,6 +153,7 @@ class SitemapReader:
     def _xml_batches(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[list[Record]]:
         parser, transcoder = _make_parser(head)
         out: list[Record] = []
+        at_end = False
         self._install(parser, out)
         try:
             for chunk in chunks:
@@ -160,10 +164,12 @@ class SitemapReader:
                 if out:
                     yield out[:]
                     out.clear()
+            at_end = True
             parser.Parse(b"", True)
         except _Stop as stop:
             self.problems.append((stop.code, stop.detail))
         except pyexpat.ExpatError as exc:
+            self.ended_mid_document = at_end
             self._expat_problem(parser, exc)
         except (LookupError, ValueError) as exc:  # unknown or broken declared encoding
             self.problems.append(("not-well-formed", f"encoding: {exc}"))
@@ -173,9 +179,8 @@ class SitemapReader:
     def _expat_problem(self, parser: pyexpat.XMLParserType, exc: pyexpat.ExpatError) -> None:
         message = pyexpat.errors.messages[exc.code] if exc.code else str(exc)
         where = f"line {exc.lineno}, column {exc.offset}"
-        no_elements = pyexpat.errors.codes[pyexpat.errors.XML_ERROR_NO_ELEMENTS]
-        if self.kind is None and exc.code == no_elements:
-            self.problems.append(("not-a-sitemap", "no XML element found"))
+        if self.kind is None:  # broke before any root element: not XML we can use
+            self.problems.append(("not-a-sitemap", f"no XML root element ({message} at {where})"))
         else:
             self.problems.append(("not-well-formed", f"{message} at {where}"))
 
@@ -211,8 +216,11 @@ class SitemapReader:
         self, parser: pyexpat.XMLParserType, out: list[Record], kind: str, root_ns: str
     ) -> None:
         records, fields = _layout(kind, root_ns)
-        atom_link, atom_id = _name(ATOM_NS, "link"), _name(ATOM_NS, "id")
-        is_atom = kind == "atom"
+        # Feeds: Atom's URL is an attribute of <link>; <id> (Atom) and a permalink
+        # <guid> (RSS) stand in when an entry has no link.
+        link_name = _name(ATOM_NS, "link") if kind == "atom" else None
+        fallback_name = {"atom": _name(ATOM_NS, "id"), "rss": _name(root_ns, "guid")}.get(kind)
+        is_rss = kind == "rss"
         loc: str | None = None
         lastmod: str | None = None
         news: str | None = None
@@ -221,6 +229,10 @@ class SitemapReader:
         field_name = ""
         in_record = False
         buf: list[str] = []
+        # Text is collected only inside a field: the handler is the list's own C
+        # append, set at the field's start and removed at its end, so expat never
+        # calls Python for the whitespace between elements.
+        collect = buf.append
 
         def start(name: str, attrs: dict[str, str]) -> None:
             nonlocal loc, lastmod, news, entry_id, field, field_name, in_record
@@ -232,24 +244,24 @@ class SitemapReader:
                 if index is not None:
                     field, field_name = index, name
                     buf.clear()
-                elif is_atom:
-                    if name == atom_link:
-                        href = attrs.get("href")
-                        if loc is None and href and attrs.get("rel", "alternate") == "alternate":
-                            loc = href.strip()
-                    elif name == atom_id:
-                        field, field_name = 3, name
-                        buf.clear()
-
-        def data(text: str) -> None:
-            if field >= 0:
-                buf.append(text)
+                    parser.CharacterDataHandler = collect
+                elif name == link_name:
+                    href = attrs.get("href")
+                    if loc is None and href and attrs.get("rel", "alternate") == "alternate":
+                        loc = href.strip()
+                elif name == fallback_name and not (
+                    is_rss and attrs.get("isPermaLink", "true").strip().lower() == "false"
+                ):
+                    field, field_name = 3, name
+                    buf.clear()
+                    parser.CharacterDataHandler = collect
 
         def end(name: str) -> None:
             nonlocal loc, lastmod, news, entry_id, field, in_record
             if field >= 0:
                 if name != field_name:
                     return
+                parser.CharacterDataHandler = None
                 text = "".join(buf).strip()
                 if field == _LOC:
                     loc = text
@@ -262,11 +274,10 @@ class SitemapReader:
                 field = -1
             elif name in records:
                 in_record = False
-                out.append((loc if loc is not None or not is_atom else entry_id, lastmod, news))
+                out.append((loc if loc is not None else entry_id, lastmod, news))
 
         parser.StartElementHandler = start
         parser.EndElementHandler = end
-        parser.CharacterDataHandler = data
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

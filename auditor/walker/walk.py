@@ -83,6 +83,7 @@ class _Tally:
     first_duplicate: str = ""
     invalid: int = 0
     first_invalid: str = ""
+    without_loc: int = 0
     children: list[tuple[str, ParsedDate | None]] = field(default_factory=list)
 
 
@@ -218,10 +219,13 @@ class Walk:
                     self._progress()
         finally:
             opened.body.close()
-        for code, detail in reader.problems:
-            self._problem(item.url, code, detail)
+        problems = reader.problems
         if opened.body.problem is not None:
-            self._problem(item.url, *opened.body.problem)
+            if reader.ended_mid_document:  # we cut the file (cap, deadline): not its fault
+                problems = problems[:-1]
+            problems = [*problems, opened.body.problem]
+        for code, detail in problems:
+            self._problem(item.url, code, detail)
         judge.report(item.url, self._problem)
         self._tally_problems(item, reader.kind, tally)
         self.files.append(self._file_record(item, opened, reader.kind, tally))
@@ -288,7 +292,10 @@ class Walk:
         parse = parse_rfc822 if kind == "rss" else parse_w3c
         tally.records += len(batch)
         for loc, raw, news_raw in batch:
-            if not loc or not judge.accepts(loc):
+            if not loc:
+                tally.without_loc += 1
+                continue
+            if not judge.accepts(loc):
                 continue
             key = hash(loc)
             if key in seen:
@@ -315,7 +322,10 @@ class Walk:
     def _index_records(self, batch: list[Record], judge: LocJudge, tally: _Tally) -> None:
         tally.records += len(batch)
         for loc, raw, _news in batch:
-            if not loc or not judge.accepts(loc):
+            if not loc:
+                tally.without_loc += 1
+                continue
+            if not judge.accepts(loc):
                 continue
             parsed = self._parse_w3c(raw) if raw else None
             if raw and parsed is None:
@@ -352,6 +362,12 @@ class Walk:
                 "too-many-urls",
                 f"{tally.records:,} {what}, over the protocol's "
                 f"{self.options.max_urls_per_file:,} (all were read)",
+            )
+        if tally.without_loc and kind in ("urlset", "sitemapindex"):  # a feed need not link
+            self._problem(
+                url,
+                "not-well-formed",
+                f"{tally.without_loc:,} entries without a URL (no <loc>, <link> or <id>): not used",
             )
         if tally.duplicates:
             self._problem(
