@@ -418,6 +418,7 @@ class HttpClient:
                 seen.append(target)
                 current = target
                 deadline = _Deadline(max(deadline.remaining(), 0.0))
+            deadline.cancel()
             return FetchFailure(
                 url, "too-many-redirects", f"more than {self.options.max_redirects} redirects"
             )
@@ -444,13 +445,20 @@ class HttpClient:
             _current.deadline = None
         headers = {k.lower(): v for k, v in resp.headers.items()}
         body = Body(
-            resp.raw.stream(CHUNK_SIZE, decode_content=False),
+            _read_as_it_arrives(resp.raw),
             content_encoding=headers.get("content-encoding", ""),
             max_bytes=cap,
             deadline=deadline,
             on_close=lambda complete: _release(resp, complete),
         )
         return Response(url, url, resp.status_code, headers, datetime.now(UTC), body)
+
+
+def _read_as_it_arrives(raw: urllib3.response.BaseHTTPResponse) -> Iterator[bytes]:
+    """The raw body in pieces as they arrive (``read1``), so that when the deadline
+    cuts a slow response, every byte received before the cut is kept."""
+    while chunk := raw.read1(CHUNK_SIZE, decode_content=False):
+        yield chunk
 
 
 def read_local_file(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Body:

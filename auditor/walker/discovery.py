@@ -18,7 +18,7 @@ ROBOTS_MAX_BYTES = 512_000
 _FILE_SUFFIXES = (".xml", ".gz", ".txt", ".rss", ".atom", ".html")
 
 # "Sitemap:" in any case, any spacing; the value ends at whitespace or a comment.
-_SITEMAP_LINE = re.compile(r"^\s*sitemap\s*:\s*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
+_SITEMAP_LINE = re.compile(r"^[ \t]*sitemap[ \t]*:[ \t]*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)

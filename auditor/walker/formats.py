@@ -35,8 +35,21 @@ _UTF8_BOM = codecs.BOM_UTF8
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
 _EXPAT_NATIVE = frozenset({"utf-8", "utf-16", "utf-16-le", "utf-16-be", "ascii", "latin-1"})
+# Python codec -> the name expat knows, for declarations spelt otherwise ("utf8", "latin1").
+_EXPAT_NAMES = {"utf-8": "utf-8", "ascii": "us-ascii", "latin-1": "iso-8859-1"}
+_EXPAT_SPELLINGS = frozenset({"utf-8", "us-ascii", "iso-8859-1", "utf-16", "utf-16le", "utf-16be"})
+# An HTML page: optional comments, then an HTML doctype (any case) or an <html> element.
+# A doctype with an internal subset ("[") is not HTML's: it goes to expat, which refuses it.
+_HTML_START = re.compile(
+    rb"(?:<!--.*?-->\s*)*<(?:!doctype\s+html(?:\s[^\[>]*)?>|html[\s>])", re.I | re.S
+)
 _URL_START = re.compile(r"https?://", re.IGNORECASE)
 _LOC, _LASTMOD, _NEWS = 0, 1, 2
+
+# Bytes invalid in a transcoded encoding become U+FFFE, a character XML forbids:
+# expat then stops exactly there, and what came before is kept.
+_INVALID_BYTES = "auditor-invalid-bytes"
+codecs.register_error(_INVALID_BYTES, lambda exc: ("\ufffe", exc.end))  # type: ignore[arg-type,return-value]
 
 
 class _Stop(Exception):
@@ -112,6 +125,9 @@ class SitemapReader:
             self.problems.append(("not-a-sitemap", "empty response"))
             return
         rest = _chain(head, stream)
+        if _HTML_START.match(head):
+            self.problems.append(("not-a-sitemap", "root element html (an HTML page)"))
+            return
         if head[:1] == b"<" or head[:2] in _UTF16_BOMS:
             yield from self._xml_batches(head, rest)
         else:
@@ -156,11 +172,11 @@ class SitemapReader:
         at_end = False
         self._install(parser, out)
         try:
-            for chunk in chunks:
+            for data in _feed_sizes(parser, chunks):
                 if transcoder is not None:
-                    parser.Parse(transcoder.decode(chunk), False)
+                    parser.Parse(transcoder.decode(data), False)
                 else:
-                    parser.Parse(chunk, False)
+                    parser.Parse(data, False)
                 if out:
                     yield out[:]
                     out.clear()
@@ -185,8 +201,8 @@ class SitemapReader:
             self.problems.append(("not-well-formed", f"{message} at {where}"))
 
     def _install(self, parser: pyexpat.XMLParserType, out: list[Record]) -> None:
-        def doctype(name: str, *_args: object) -> None:
-            if name.lower() == "html":
+        def doctype(name: str, _system: str, _public: str, has_subset: int) -> None:
+            if name.lower() == "html" and not has_subset:
                 raise _Stop("not-a-sitemap", "root element html (an HTML page)")
             raise _Stop("forbidden-xml", f"DTD declared (<!DOCTYPE {name}>)")
 
@@ -274,10 +290,36 @@ class SitemapReader:
                 field = -1
             elif name in records:
                 in_record = False
-                out.append((loc if loc is not None else entry_id, lastmod, news))
+                if loc is None and entry_id and _URL_START.match(entry_id):
+                    loc = entry_id  # a feed entry's id or permalink guid, when it is a URL
+                out.append((loc, lastmod, news))
 
         parser.StartElementHandler = start
         parser.EndElementHandler = end
+
+
+def _feed_sizes(parser: pyexpat.XMLParserType, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks, gathered into ever larger pieces while expat is stuck in one token.
+
+    expat before 2.6 re-scans an unfinished token from its start at every feed,
+    so a 50 MB comment fed in 64 KiB pieces costs quadratic time. Doubling the
+    piece while no progress is made keeps the total work linear.
+    """
+    pending: list[bytes] = []
+    size = need = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        size += len(chunk)
+        if size < need:
+            continue
+        data = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        size = 0
+        before = parser.CurrentByteIndex
+        yield data
+        need = 2 * len(data) if parser.CurrentByteIndex == before else 0
+    if pending:
+        yield b"".join(pending)
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -293,8 +335,10 @@ def _make_parser(head: bytes) -> tuple[pyexpat.XMLParserType, codecs.Incremental
     if declared and not head.startswith(_UTF16_BOMS):
         name = declared.group(1).decode("ascii")
         codec = _codec_name(name)
-        if codec is not None and codec not in _EXPAT_NATIVE and not _single_byte(codec):
-            transcoder = codecs.getincrementaldecoder(codec)(errors="strict")
+        if codec in _EXPAT_NAMES and name.lower() not in _EXPAT_SPELLINGS:
+            forced = _EXPAT_NAMES[codec]  # an alias expat does not know, e.g. "utf8"
+        elif codec is not None and codec not in _EXPAT_NATIVE and not _single_byte(codec):
+            transcoder = codecs.getincrementaldecoder(codec)(errors=_INVALID_BYTES)
             forced = "utf-8"
     parser = pyexpat.ParserCreate(encoding=forced, namespace_separator=_SEP)
     parser.buffer_text = True

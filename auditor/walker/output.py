@@ -24,25 +24,35 @@ _BATCH = 2_000
 _quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
 
 
-class _IsoCache(dict[datetime, str]):
-    """isoformat() per distinct datetime: sitemaps repeat their stamps a lot."""
+_PRECISION_PART = {
+    p: f', "lastmod_precision": "{p}", "lastmod_raw": '
+    for p in ("year", "month", "day", "minute", "second", "fraction")
+}
 
-    def __missing__(self, value: datetime) -> str:
-        if len(self) > 65_536:
-            self.clear()
-        text = self[value] = value.isoformat()
-        return text
+
+def utc_iso(value: datetime, raw: str | None = None) -> str:
+    """``value.isoformat()``, taken straight from the raw text when that already is it.
+
+    A UTC stamp written with seconds (``...:05Z``, ``...:05+00:00``) or a date
+    (``2026-10-01``) needs only a suffix; anything else is formatted.
+    """
+    if raw is not None and len(raw) in (10, 20, 25) and (len(raw) == 10 or raw[10] == "T"):
+        size = len(raw)
+        if size == 25 and raw.endswith("+00:00"):
+            return raw
+        if size == 20 and raw[19] == "Z":
+            return raw[:19] + "+00:00"
+        if size == 10:
+            return raw + "T00:00:00+00:00"
+    return value.isoformat()
 
 
 def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
     """Write one JSON object per entry; returns how many were written.
 
-    Hand-formatted rather than ``json.dumps`` per record (five times faster):
-    strings go through the C encoder, and the date part of a line is built once
-    per distinct raw lastmod, since sitemaps repeat their stamps a lot.
+    Hand-formatted rather than ``json.dumps`` per record (several times faster):
+    strings go through the C encoder, constant parts are built once.
     """
-    date_parts: dict[str | None, tuple[datetime | None, str]] = {}
-    iso = _IsoCache()
     lines: list[str] = []
     last_sitemap = None
     sitemap_part = ""
@@ -50,19 +60,24 @@ def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
     for loc, lastmod, precision, raw, sitemap, news in entries:
         if sitemap is not last_sitemap:
             last_sitemap, sitemap_part = sitemap, f', "sitemap": {_quote(sitemap)}'
-        cached = date_parts.get(raw)
-        if cached is not None and (cached[0] is lastmod or cached[0] == lastmod):
-            date_part = cached[1]
+        if lastmod is not None:
+            line = (
+                f'{{"loc": {_quote(loc)}, "lastmod": "{utc_iso(lastmod, raw)}"'
+                f"{_PRECISION_PART[precision]}{_quote(raw)}{sitemap_part}"
+            )
+        elif raw is None:
+            line = (
+                f'{{"loc": {_quote(loc)}, "lastmod": null, "lastmod_precision": null, '
+                f'"lastmod_raw": null{sitemap_part}'
+            )
         else:
-            date_part = _date_part(lastmod, precision, raw, iso)
-            if len(date_parts) > 65_536:
-                date_parts.clear()
-            date_parts[raw] = (lastmod, date_part)
-        if news is None:
-            lines.append(f'{{"loc": {_quote(loc)}, {date_part}{sitemap_part}}}\n')
-        else:
-            news_part = f', "news_publication_date": {_quote(iso[news])}'
-            lines.append(f'{{"loc": {_quote(loc)}, {date_part}{sitemap_part}{news_part}}}\n')
+            line = (
+                f'{{"loc": {_quote(loc)}, "lastmod": null, "lastmod_precision": null, '
+                f'"lastmod_raw": {_quote(raw)}{sitemap_part}'
+            )
+        if news is not None:
+            line += f', "news_publication_date": "{news.isoformat()}"'
+        lines.append(line + "}\n")
         count += 1
         if len(lines) >= _BATCH:
             out.write("".join(lines))
@@ -71,19 +86,8 @@ def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
     return count
 
 
-def _date_part(
-    lastmod: datetime | None, precision: str | None, raw: str | None, iso: _IsoCache
-) -> str:
-    return (
-        f'"lastmod": {_quote(iso[lastmod]) if lastmod else "null"}, '
-        f'"lastmod_precision": {_quote(precision) if precision else "null"}, '
-        f'"lastmod_raw": {_quote(raw) if raw is not None else "null"}'
-    )
-
-
 def write_csv(entries: Iterable[SitemapEntry], out: TextIO) -> int:
     """Write a header and one CSV row per entry; returns how many rows were written."""
-    iso = _IsoCache()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     count = 0
@@ -91,12 +95,17 @@ def write_csv(entries: Iterable[SitemapEntry], out: TextIO) -> int:
         writer.writerow(
             (
                 loc,
-                iso[lastmod] if lastmod else "",
+                utc_iso(lastmod, raw) if lastmod else "",
                 precision or "",
-                raw or "",
+                _neutralised(raw or ""),
                 sitemap,
-                iso[news] if news else "",
+                news.isoformat() if news else "",
             )
         )
         count += 1
     return count
+
+
+def _neutralised(text: str) -> str:
+    """A cell from the web that a spreadsheet would run as a formula, made inert."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
