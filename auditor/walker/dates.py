@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
-__all__ = ["ParsedDate", "W3CDateParser", "parse_rfc822", "parse_w3c"]
+__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c"]
 
 
 class ParsedDate(NamedTuple):
@@ -115,29 +115,3 @@ def parse_rfc822(text: str) -> ParsedDate | None:
         return ParsedDate(value.astimezone(UTC), "second")
     except (ValueError, OverflowError):
         return None
-
-
-class W3CDateParser:
-    """``parse_w3c`` behind a bounded cache.
-
-    Sitemaps repeat lastmod values heavily (generation time, date-only stamps),
-    so a dict lookup usually replaces the parse. The cache is dropped whole when
-    it reaches ``max_size`` to keep memory bounded on sites with unique stamps.
-    """
-
-    __slots__ = ("_cache", "_max_size")
-
-    def __init__(self, max_size: int = 8_192) -> None:
-        self._cache: dict[str, ParsedDate | None] = {}
-        self._max_size = max_size
-
-    def __call__(self, text: str) -> ParsedDate | None:
-        """Parse ``text`` as ``parse_w3c`` does."""
-        try:
-            return self._cache[text]
-        except KeyError:
-            pass
-        if len(self._cache) >= self._max_size:
-            self._cache.clear()
-        parsed = self._cache[text] = parse_w3c(text)
-        return parsed

@@ -45,11 +45,22 @@ _HTML_START = re.compile(
 )
 _URL_START = re.compile(r"https?://", re.IGNORECASE)
 _LOC, _LASTMOD, _NEWS = 0, 1, 2
+# Text pending between two end tags is bounded (a whitespace bomb must not pile up).
+_MAX_TEXT_PIECES = 8
+_MAX_TEXT = 65_536
 
 # Bytes invalid in a transcoded encoding become U+FFFE, a character XML forbids:
 # expat then stops exactly there, and what came before is kept.
 _INVALID_BYTES = "auditor-invalid-bytes"
-codecs.register_error(_INVALID_BYTES, lambda exc: ("\ufffe", exc.end))  # type: ignore[arg-type,return-value]
+
+
+def _mark_invalid_bytes(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "\ufffe", exc.end
+
+
+codecs.register_error(_INVALID_BYTES, _mark_invalid_bytes)
 
 
 class _Stop(Exception):
@@ -110,6 +121,7 @@ class SitemapReader:
         #: True when the only fault was that the input ended mid-document: the
         #: caller knows whether that was the file or a cut (cap, deadline) of its own.
         self.ended_mid_document = False
+        self._text: list[str] = []  # text gathered since the last end tag (sitemap files)
 
     def batches(self, chunks: Iterable[bytes]) -> Iterator[list[Record]]:
         """Yield the file's records in batches, as the bytes arrive."""
@@ -177,6 +189,8 @@ class SitemapReader:
                     parser.Parse(transcoder.decode(data), False)
                 else:
                     parser.Parse(data, False)
+                if len(self._text) > _MAX_TEXT_PIECES:
+                    _bound_text(self._text)
                 if out:
                     yield out[:]
                     out.clear()
@@ -201,7 +215,7 @@ class SitemapReader:
             self.problems.append(("not-well-formed", f"{message} at {where}"))
 
     def _install(self, parser: pyexpat.XMLParserType, out: list[Record]) -> None:
-        def doctype(name: str, _system: str, _public: str, has_subset: int) -> None:
+        def doctype(name: str, _system: str | None, _public: str | None, has_subset: bool) -> None:
             if name.lower() == "html" and not has_subset:
                 raise _Stop("not-a-sitemap", "root element html (an HTML page)")
             raise _Stop("forbidden-xml", f"DTD declared (<!DOCTYPE {name}>)")
@@ -220,7 +234,10 @@ class SitemapReader:
             self.kind = kind
             if kind in ("urlset", "sitemapindex") and ns != SITEMAP_NS:
                 self.problems.append(("wrong-namespace", f"{local} in namespace {ns or 'none'!r}"))
-            self._install_body(parser, out, kind, ns)
+            if kind in ("urlset", "sitemapindex"):
+                self._install_sitemap_body(parser, out, kind, ns)
+            else:
+                self._install_feed_body(parser, out, kind, ns)
 
         parser.StartDoctypeDeclHandler = doctype
         parser.EntityDeclHandler = entity
@@ -228,7 +245,46 @@ class SitemapReader:
         parser.ExternalEntityRefHandler = external
         parser.StartElementHandler = root_start
 
-    def _install_body(
+    def _install_sitemap_body(
+        self, parser: pyexpat.XMLParserType, out: list[Record], kind: str, root_ns: str
+    ) -> None:
+        """The hot path: urlset and sitemapindex, read with end-of-element callbacks only.
+
+        All text goes straight into a list through its C ``append``; each end tag
+        takes the text gathered since the previous one (in a sitemap, only
+        whitespace lies between elements) and clears it. No Python code runs for
+        start tags, so a URL costs three Python calls (loc, lastmod, url).
+        """
+        records, fields = _layout(kind, root_ns)
+        loc: str | None = None
+        lastmod: str | None = None
+        news: str | None = None
+        buf = self._text
+        clear = buf.clear
+
+        def end(name: str) -> None:
+            nonlocal loc, lastmod, news
+            index = fields.get(name)
+            if index is None:
+                if name in records:
+                    out.append((loc, lastmod, news))
+                    loc = lastmod = news = None
+                clear()
+                return
+            text = (buf[0] if len(buf) == 1 else "".join(buf)).strip()
+            clear()
+            if index == _LOC:
+                loc = text
+            elif index == _LASTMOD:
+                lastmod = text
+            else:
+                news = text
+
+        parser.StartElementHandler = None
+        parser.EndElementHandler = end
+        parser.CharacterDataHandler = buf.append
+
+    def _install_feed_body(
         self, parser: pyexpat.XMLParserType, out: list[Record], kind: str, root_ns: str
     ) -> None:
         records, fields = _layout(kind, root_ns)
@@ -296,6 +352,19 @@ class SitemapReader:
 
         parser.StartElementHandler = start
         parser.EndElementHandler = end
+
+
+def _bound_text(buf: list[str]) -> None:
+    """Keep the text pending between two end tags small whatever the file holds.
+
+    Between elements there is only whitespace, which is dropped; a value longer
+    than any URL could be (the protocol caps a loc at 2,048 characters) is
+    dropped too, rather than held in memory whole.
+    """
+    text = "".join(buf).lstrip()
+    buf.clear()
+    if len(text) <= _MAX_TEXT:
+        buf.append(text)
 
 
 def _feed_sizes(parser: pyexpat.XMLParserType, chunks: Iterator[bytes]) -> Iterator[bytes]:

@@ -44,6 +44,8 @@ class LocJudge:
             self._prefixes: tuple[str, ...] = ("http://", "https://")
         else:
             self._prefixes = tuple(_prefix(o) for o in self._allowed)
+        #: Prefixes that alone prove a loc acceptable (callers may test them inline).
+        self.fast_prefixes = () if self._allowed is None else self._prefixes
         self.relative = 0
         self.cross_host = 0
         self._first_relative = ""

@@ -60,9 +60,13 @@ def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
     for loc, lastmod, precision, raw, sitemap, news in entries:
         if sitemap is not last_sitemap:
             last_sitemap, sitemap_part = sitemap, f', "sitemap": {_quote(sitemap)}'
-        if lastmod is not None:
+        if lastmod is not None and raw is not None and precision is not None:
+            if len(raw) == 25 and raw[19:] == "+00:00" and raw[10] == "T":
+                iso = raw  # already what isoformat() would write
+            else:
+                iso = utc_iso(lastmod, raw)
             line = (
-                f'{{"loc": {_quote(loc)}, "lastmod": "{utc_iso(lastmod, raw)}"'
+                f'{{"loc": {_quote(loc)}, "lastmod": "{iso}"'
                 f"{_PRECISION_PART[precision]}{_quote(raw)}{sitemap_part}"
             )
         elif raw is None:
