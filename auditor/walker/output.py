@@ -24,6 +24,7 @@ _BATCH = 2_000
 _quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
 
 
+_NO_DATE = ', "lastmod": null, "lastmod_precision": null, "lastmod_raw": '
 _PRECISION_PART = {
     p: f', "lastmod_precision": "{p}", "lastmod_raw": '
     for p in ("year", "month", "day", "minute", "second", "fraction")
@@ -55,37 +56,35 @@ def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
     """
     lines: list[str] = []
     last_sitemap = None
-    sitemap_part = ""
+    sitemap_end = ""
     count = 0
+    append = lines.append
     for loc, lastmod, precision, raw, sitemap, news in entries:
         if sitemap is not last_sitemap:
-            last_sitemap, sitemap_part = sitemap, f', "sitemap": {_quote(sitemap)}'
+            last_sitemap, sitemap_end = sitemap, f', "sitemap": {_quote(sitemap)}}}\n'
+        if news is not None:
+            sitemap_part = sitemap_end[:-2]
+            end = f'{sitemap_part}, "news_publication_date": "{news.isoformat()}"}}\n'
+        else:
+            end = sitemap_end
         if lastmod is not None and raw is not None and precision is not None:
             if len(raw) == 25 and raw[19:] == "+00:00" and raw[10] == "T":
                 iso = raw  # already what isoformat() would write
             else:
                 iso = utc_iso(lastmod, raw)
-            line = (
+            append(
                 f'{{"loc": {_quote(loc)}, "lastmod": "{iso}"'
-                f"{_PRECISION_PART[precision]}{_quote(raw)}{sitemap_part}"
+                f"{_PRECISION_PART[precision]}{_quote(raw)}{end}"
             )
         elif raw is None:
-            line = (
-                f'{{"loc": {_quote(loc)}, "lastmod": null, "lastmod_precision": null, '
-                f'"lastmod_raw": null{sitemap_part}'
-            )
+            append(f'{{"loc": {_quote(loc)}{_NO_DATE}null{end}')
         else:
-            line = (
-                f'{{"loc": {_quote(loc)}, "lastmod": null, "lastmod_precision": null, '
-                f'"lastmod_raw": {_quote(raw)}{sitemap_part}'
-            )
-        if news is not None:
-            line += f', "news_publication_date": "{news.isoformat()}"'
-        lines.append(line + "}\n")
-        count += 1
+            append(f'{{"loc": {_quote(loc)}{_NO_DATE}{_quote(raw)}{end}')
         if len(lines) >= _BATCH:
+            count += len(lines)
             out.write("".join(lines))
             lines.clear()
+    count += len(lines)
     out.write("".join(lines))
     return count
 

@@ -325,3 +325,31 @@ def test_parse_never_raises_on_date_like_text(text):
             parsed.value.utcoffset() == timedelta(0)
             and parsed.precision in ("year", "month", "day", "minute", "second", "fraction")
         )
+
+
+# The fast path (separator checks + datetime.fromisoformat) must accept exactly what
+# the general W3C parser accepts, with the same value and precision.
+_DATEISH = st.text(alphabet="0123456789-:T.Z+zt ,W\u0662\u00a0", min_size=15, max_size=34)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_DATEISH)
+def test_fast_timestamp_path_agrees_with_the_general_parser(text):
+    from auditor.walker.dates import _parse_w3c_general
+
+    assert parse_w3c(text) == _parse_w3c_general(text.strip())
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.datetimes(
+        min_value=datetime(1000, 1, 1), max_value=datetime(9998, 12, 31), timezones=st.just(UTC)
+    ),
+    st.sampled_from(["Z", "+00:00", "-05:30", "+23:59", "+14:00"]),
+    st.sampled_from(["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f"]),
+)
+def test_fast_timestamp_path_agrees_on_valid_stamps(moment, zone, pattern):
+    from auditor.walker.dates import _parse_w3c_general
+
+    text = moment.strftime(pattern) + zone
+    assert parse_w3c(text) == _parse_w3c_general(text)
