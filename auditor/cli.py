@@ -96,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     walk.add_argument("target", metavar="TARGET", help="site origin, sitemap URL or local file")
     walk.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     walk.add_argument(
-        "--problems", metavar="FILE", help="write one JSON object per problem to FILE"
+        "--problems",
+        metavar="FILE",
+        help="write one JSON object per problem to FILE (- for stderr)",
     )
     walk.add_argument(
         "--max-files",
@@ -134,9 +136,12 @@ def _cmd_walk(args: argparse.Namespace) -> int:
 
 
 def _write_problems(walk: Walk, path: str) -> None:
+    lines = "".join(json.dumps(p.to_dict(), ensure_ascii=False) + "\n" for p in walk.problems)
+    if path == "-":
+        sys.stderr.write(lines)
+        return
     with open(path, "w", encoding="utf-8") as handle:
-        for problem in walk.problems:
-            handle.write(json.dumps(problem.to_dict(), ensure_ascii=False) + "\n")
+        handle.write(lines)
 
 
 def _summary(walk: Walk) -> None:

@@ -15,14 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ENTRY_COLUMNS", "Inventory", "entries_to_dataframe", "load_inventory"]
 
-ENTRY_COLUMNS = (
-    "loc",
-    "lastmod",
-    "lastmod_precision",
-    "lastmod_raw",
-    "sitemap",
-    "news_publication_date",
-)
+ENTRY_COLUMNS = SitemapEntry._fields
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -77,3 +78,32 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"corpus not present at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Callable[[str], LoopbackServer]]:
+    """``site("fmt-x")``: one server per ``fixtures/sites`` folder for the whole module.
+
+    Tests that look at a server's log take the slice of requests made during their walk.
+    """
+    servers: dict[str, LoopbackServer] = {}
+
+    def get(folder: str) -> LoopbackServer:
+        if folder not in servers:
+            servers[folder] = LoopbackServer(FIXTURES / "sites" / folder)
+        return servers[folder]
+
+    yield get
+    closers = [threading.Thread(target=s.close) for s in servers.values()]
+    for closer in closers:
+        closer.start()
+    for closer in closers:
+        closer.join()
+
+
+@pytest.fixture
+def hold() -> Iterator[threading.Event]:
+    """An event slow routes wait on; set after the test so no handler lingers."""
+    event = threading.Event()
+    yield event
+    event.set()

@@ -40,14 +40,6 @@ def server(shared_server: LoopbackServer) -> LoopbackServer:
     return shared_server
 
 
-@pytest.fixture
-def hold() -> Iterator[threading.Event]:
-    """An event slow routes wait on; set after the test so no handler lingers."""
-    event = threading.Event()
-    yield event
-    event.set()
-
-
 def fetch(url: str, **options: object) -> tuple[Response | FetchFailure, bytes | None]:
     """GET with a fresh client; the body read whole (None for a failure)."""
     with HttpClient(HttpOptions(**options)) as client:

@@ -12,14 +12,7 @@ from auditor.models import SitemapEntry
 
 __all__ = ["CSV_COLUMNS", "write_csv", "write_jsonl"]
 
-CSV_COLUMNS = (
-    "loc",
-    "lastmod",
-    "lastmod_precision",
-    "lastmod_raw",
-    "sitemap",
-    "news_publication_date",
-)
+CSV_COLUMNS = SitemapEntry._fields
 _BATCH = 2_000
 _quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -17,24 +16,6 @@ from auditor.walker.walk import Walk
 from tests.loopback import FIXTURES, LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def site():
-    """``site("fmt-x")``: one loopback server per fixture folder for the whole module."""
-    servers: dict[str, LoopbackServer] = {}
-
-    def get(folder: str) -> LoopbackServer:
-        if folder not in servers:
-            servers[folder] = LoopbackServer(FIXTURES / "sites" / folder)
-        return servers[folder]
-
-    yield get
-    closers = [threading.Thread(target=s.close) for s in servers.values()]
-    for t in closers:
-        t.start()
-    for t in closers:
-        t.join()
 
 
 def run_logged(server: LoopbackServer, target: str):

@@ -46,14 +46,6 @@ def server(shared_server: LoopbackServer) -> LoopbackServer:
     return shared_server
 
 
-@pytest.fixture
-def hold() -> Iterator[threading.Event]:
-    """An event slow routes wait on; set after the test so no handler lingers."""
-    event = threading.Event()
-    yield event
-    event.set()
-
-
 def run(target: str, **http: object) -> tuple[list[SitemapEntry], Walk]:
     w = walk(target, WalkOptions(http=HttpOptions(**http)))
     return list(w), w

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -25,27 +24,6 @@ NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def site():
-    """``site("fmt-x")``: one loopback server per fixture folder for the whole module.
-
-    Tests that look at a server's log take the slice of requests made during their walk.
-    """
-    servers: dict[str, LoopbackServer] = {}
-
-    def get(folder: str) -> LoopbackServer:
-        if folder not in servers:
-            servers[folder] = LoopbackServer(FIXTURES / "sites" / folder)
-        return servers[folder]
-
-    yield get
-    closers = [threading.Thread(target=s.close) for s in servers.values()]
-    for t in closers:
-        t.start()
-    for t in closers:
-        t.join()
 
 
 def run(target: str, options: WalkOptions | None = None):
