@@ -36,7 +36,7 @@ class Inventory:
 def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
     """A DataFrame with one row per entry.
 
-    ``lastmod`` and ``news_publication_date`` are ``datetime64[ns, UTC]`` (NaT when
+    ``lastmod`` and ``news_publication_date`` are UTC ``datetime64`` columns (NaT when
     absent); ``sitemap`` and ``lastmod_precision`` are categoricals, which keeps a
     million-row inventory small.
     """
