@@ -40,6 +40,17 @@ def server(shared_server: LoopbackServer) -> LoopbackServer:
     return shared_server
 
 
+def get_recording_waits(url: str, **options: object) -> tuple[Response, list[float]]:
+    """GET with retries whose waits are recorded instead of slept; the body is not read."""
+    waits: list[float] = []
+    with HttpClient(HttpOptions(**options)) as client:  # type: ignore[arg-type]
+        client._sleep = waits.append
+        result = client.get(url)
+        assert isinstance(result, Response)
+        result.close()
+    return result, waits
+
+
 def fetch(url: str, **options: object) -> tuple[Response | FetchFailure, bytes | None]:
     """GET with a fresh client; the body read whole (None for a failure)."""
     with HttpClient(HttpOptions(**options)) as client:
@@ -113,61 +124,40 @@ def test_retryable_status_is_retried_with_backoff_then_succeeds(server, status):
 
 def test_retry_after_in_seconds_is_honoured(server):
     server.routes.update({"/s.xml": sequence((503, {"Retry-After": "7"}, b""), (200, {}, XML))})
-    waits: list[float] = []
-    with HttpClient(HttpOptions(retries=2, backoff=0.1)) as client:
-        client._sleep = waits.append
-        result = client.get(server.url("/s.xml"))
-        assert isinstance(result, Response) and result.status == 200
-        result.close()
+    result, waits = get_recording_waits(server.url("/s.xml"), retries=2, backoff=0.1)
+    assert result.status == 200
     assert waits == [7.0]
 
 
 def test_retry_after_as_http_date_is_honoured(server):
     when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     server.routes.update({"/s.xml": sequence((429, {"Retry-After": when}, b""), (200, {}, XML))})
-    waits: list[float] = []
-    with HttpClient(HttpOptions(retries=2, backoff=0.1)) as client:
-        client._sleep = waits.append
-        result = client.get(server.url("/s.xml"))
-        assert isinstance(result, Response) and result.status == 200
-        result.close()
+    result, waits = get_recording_waits(server.url("/s.xml"), retries=2, backoff=0.1)
+    assert result.status == 200
     assert len(waits) == 1
     assert 27.0 <= waits[0] <= 31.0  # the date has one-second resolution
 
 
 def test_retries_are_bounded_then_the_status_is_reported(server):
     server.routes.update({"/s.xml": sequence((503, {"Retry-After": "1"}, b"down"))})
-    waits: list[float] = []
-    with HttpClient(HttpOptions(retries=3, backoff=0.5)) as client:
-        client._sleep = waits.append
-        result = client.get(server.url("/s.xml"))
-        assert isinstance(result, Response)
-        assert result.status == 503
-        result.close()
+    result, waits = get_recording_waits(server.url("/s.xml"), retries=3, backoff=0.5)
+    assert result.status == 503
     assert waits == [1.0, 1.0, 2.0]  # the larger of Retry-After and the backoff
     assert len(server.log) == 4  # the first attempt and three retries
 
 
 def test_not_found_is_not_retried(server):
     server.routes.update({"/s.xml": sequence((404, {"Retry-After": "1"}, b"nope"))})
-    waits: list[float] = []
-    with HttpClient(HttpOptions(retries=3, backoff=0.5)) as client:
-        client._sleep = waits.append
-        result = client.get(server.url("/s.xml"))
-        assert isinstance(result, Response) and result.status == 404
-        result.close()
+    result, waits = get_recording_waits(server.url("/s.xml"), retries=3, backoff=0.5)
+    assert result.status == 404
     assert waits == []
     assert len(server.log) == 1
 
 
 def test_retry_after_above_the_limit_is_not_waited_for(server):
     server.routes.update({"/s.xml": sequence((503, {"Retry-After": "3600"}, b""), (200, {}, XML))})
-    waits: list[float] = []
-    with HttpClient(HttpOptions(retries=3, max_retry_wait=60)) as client:
-        client._sleep = waits.append
-        result = client.get(server.url("/s.xml"))
-        assert isinstance(result, Response) and result.status == 503
-        result.close()
+    result, waits = get_recording_waits(server.url("/s.xml"), retries=3, max_retry_wait=60)
+    assert result.status == 503
     assert waits == []
     assert len(server.log) == 1
 
