@@ -352,10 +352,16 @@ class Walk:
         cache[raw] = parsed
         return parsed
 
+    def _date(self, raw: str, kind: str | None) -> ParsedDate | None:
+        """A lastmod through its syntax's cache (the hot loop inlines this)."""
+        cache = self._rss_dates if kind == "rss" else self._w3c_dates
+        parsed = cache.get(raw)
+        if parsed is None and raw not in cache:
+            parsed = self._parse_date(raw, kind, cache)
+        return parsed
+
     def _news_date(self, raw: str) -> datetime | None:
-        parsed = self._w3c_dates.get(raw)
-        if parsed is None and raw not in self._w3c_dates:
-            parsed = self._parse_date(raw, "urlset", self._w3c_dates)
+        parsed = self._date(raw, "urlset")
         return None if parsed is None else parsed[0]
 
     def _index_records(self, batch: list[Record], judge: LocJudge, tally: _Tally) -> None:
@@ -366,7 +372,7 @@ class Walk:
                 continue
             if not judge.accepts(loc):
                 continue
-            parsed = self._parse_date(raw, "sitemapindex", self._w3c_dates) if raw else None
+            parsed = self._date(raw, "sitemapindex") if raw else None
             if raw and parsed is None:
                 tally.invalid += 1
                 tally.first_invalid = tally.first_invalid or raw
