@@ -14,16 +14,21 @@ The library API mirrors the command line::
 
 __version__ = "0.1.0"
 
+from auditor.dispersion import DispersionReport, Flag, analyse
 from auditor.errors import AuditorError, NothingReadable, UsageError
 from auditor.http import HttpClient, HttpOptions
+from auditor.inspection import Inspection, inspect_target
 from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
 from auditor.models import Problem, SitemapEntry, SitemapFile
 from auditor.walker import Walk, WalkOptions, walk
 
 __all__ = [
     "AuditorError",
+    "DispersionReport",
+    "Flag",
     "HttpClient",
     "HttpOptions",
+    "Inspection",
     "Inventory",
     "NothingReadable",
     "Problem",
@@ -33,7 +38,9 @@ __all__ = [
     "Walk",
     "WalkOptions",
     "__version__",
+    "analyse",
     "entries_to_dataframe",
+    "inspect_target",
     "load_inventory",
     "walk",
 ]

@@ -17,6 +17,9 @@ from typing import TextIO
 from auditor import __version__
 from auditor.errors import AuditorError, UsageError
 from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
+from auditor.inspection import inspect_target
+from auditor.inventory import read_entries_file
+from auditor.terminal import inspect_summary, inspect_table
 from auditor.walker import DEFAULT_MAX_FILES, Walk, WalkOptions
 from auditor.walker.output import write_csv, write_jsonl
 
@@ -109,7 +112,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_http_options(walk)
     walk.set_defaults(handler=_cmd_walk)
+    _add_inspect(commands)
     return parser
+
+
+def _add_inspect(commands: argparse._SubParsersAction) -> None:
+    inspect = commands.add_parser(
+        "inspect",
+        help="first look at a site's lastmod values, without fetching a page",
+        description="Walk TARGET and analyse its lastmod values per site and per "
+        "sub-sitemap: shared and generation-time stamps, missing, invalid and future dates.",
+    )
+    inspect.add_argument("target", metavar="TARGET", help="site origin, sitemap URL or local file")
+    inspect.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    inspect.add_argument(
+        "--previous",
+        metavar="FILE",
+        help="an earlier `auditor walk` output (JSONL or CSV) of the same target: also "
+        "report which lastmod values moved since",
+    )
+    inspect.add_argument(
+        "--max-files",
+        type=_positive_int,
+        default=DEFAULT_MAX_FILES,
+        metavar="N",
+        help=f"read at most N sitemap files (default {DEFAULT_MAX_FILES:,})",
+    )
+    _add_http_options(inspect)
+    inspect.set_defaults(handler=_cmd_inspect)
 
 
 def _cmd_walk(args: argparse.Namespace) -> int:
@@ -133,6 +163,31 @@ def _cmd_walk(args: argparse.Namespace) -> int:
             _write_problems(walk, args.problems)
     _summary(walk)
     return EXIT_OK if walk.readable else EXIT_FAILED
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    options = WalkOptions(
+        http=HttpOptions(timeout=args.timeout, contact=args.contact),
+        max_files=args.max_files,
+    )
+    previous = read_entries_file(args.previous) if args.previous else None
+    progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        found = inspect_target(args.target, options, previous=previous, on_progress=progress)
+    finally:
+        if progress is not None:
+            progress.finish()
+    inventory = found.inventory
+    if args.json:
+        json.dump(found.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(inspect_table(found.dispersion))
+        print(inspect_summary(found.dispersion, len(inventory.files), len(inventory.problems)))
+    if not inventory.readable:
+        print("auditor: no sitemap could be read", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _write_problems(walk: Walk, path: str) -> None:

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from auditor.errors import UsageError
 from auditor.models import Problem, SitemapEntry, SitemapFile
-from auditor.walker import Walk, WalkOptions
+from auditor.walker import ProgressCallback, Walk, WalkOptions
 from auditor.walker.discovery import Target
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ENTRY_COLUMNS", "Inventory", "entries_to_dataframe", "load_inventory"]
+__all__ = [
+    "ENTRY_COLUMNS",
+    "Inventory",
+    "entries_to_dataframe",
+    "load_inventory",
+    "read_entries_file",
+]
 
 ENTRY_COLUMNS = SitemapEntry._fields
 
@@ -31,6 +39,16 @@ class Inventory:
     def readable(self) -> bool:
         """True when at least one sitemap file was read."""
         return any(f.readable for f in self.files)
+
+    def summary(self) -> dict[str, int]:
+        """The ``inventory`` object of the JSON contracts."""
+        return {
+            "sitemaps": sum(f.readable for f in self.files),
+            "unreadable": sum(not f.readable for f in self.files),
+            "urls": len(self.entries),
+            "with_lastmod": int(self.entries["lastmod"].notna().sum()),
+            "problems": len(self.problems),
+        }
 
 
 def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
@@ -57,9 +75,36 @@ def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
     return frame
 
 
-def load_inventory(target: str | Target, options: WalkOptions | None = None) -> Inventory:
+def load_inventory(
+    target: str | Target,
+    options: WalkOptions | None = None,
+    *,
+    on_progress: ProgressCallback | None = None,
+) -> Inventory:
     """Walk ``target`` and gather everything into an :class:`Inventory`."""
-    walk = Walk(target, options)
+    walk = Walk(target, options, on_progress=on_progress)
     frame = entries_to_dataframe(walk)
     name = target.value if isinstance(target, Target) else target
     return Inventory(name, frame, tuple(walk.files), tuple(walk.problems))
+
+
+def read_entries_file(path: str | Path) -> pd.DataFrame:
+    """Entries written earlier by ``auditor walk`` (JSONL or CSV) as a DataFrame.
+
+    Only ``loc`` and ``lastmod`` are needed (to compare two walks); the other
+    columns are kept when present.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        else:
+            frame = pd.read_json(path, lines=True, dtype=False, convert_dates=False)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read entries from {path}: {exc}") from exc
+    if "loc" not in frame.columns or "lastmod" not in frame.columns:
+        raise UsageError(f"{path} has no loc and lastmod columns: not an `auditor walk` output")
+    frame["lastmod"] = pd.to_datetime(frame["lastmod"], utc=True, errors="coerce", format="ISO8601")
+    return frame

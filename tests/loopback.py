@@ -2,19 +2,23 @@
 
 Files are served from ``root``; the text ``{{origin}}`` in a served file is
 replaced by the server's own origin (``http://127.0.0.1:PORT``) so fixtures can
-hold absolute URLs. ``NAME.gz`` is served gzip'd from ``NAME`` when only the
-latter exists. ``routes`` maps a path to a function that writes the whole
-response itself (status codes, drips, redirects, endless bodies). Every request
-is logged with its arrival time.
+hold absolute URLs, and ``{{now}}``, ``{{now-90s}}``, ``{{today}}``,
+``{{today-2d}}`` by the time of the request (UTC, W3C Datetime) so fixtures can
+stamp the moment they are served, as a generating sitemap does. ``NAME.gz``
+is served gzip'd from ``NAME`` when only the latter exists. ``routes`` maps a
+path to a function that writes the whole response itself (status codes, drips,
+redirects, endless bodies). Every request is logged with its arrival time.
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -99,7 +103,7 @@ class LoopbackServer:
             return None
         if path.is_file():
             data = path.read_bytes()
-            return data.replace(b"{{origin}}", self.origin.encode())
+            return _fill_times(data.replace(b"{{origin}}", self.origin.encode()))
         if path.suffix == ".gz" and path.with_suffix("").is_file():
             raw = self.render(relative[:-3])
             return None if raw is None else gzip.compress(raw, mtime=0)
@@ -122,6 +126,26 @@ class LoopbackServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_TIME_FIELD = re.compile(rb"\{\{(now|today)(?:([+-]\d+)([sd]))?\}\}")
+
+
+def _fill_times(data: bytes) -> bytes:
+    """Replace ``{{now[+-Ns]}}`` and ``{{today[+-Nd]}}`` by the current UTC time."""
+    if b"{{" not in data:
+        return data
+    now = datetime.now(UTC).replace(microsecond=0)
+
+    def fill(match: re.Match[bytes]) -> bytes:
+        kind, amount, unit = match.groups()
+        shift = timedelta(**{"seconds" if unit == b"s" else "days": int(amount)} if amount else {})
+        moment = now + shift
+        if kind == b"today":
+            return moment.strftime("%Y-%m-%d").encode()
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+
+    return _TIME_FIELD.sub(fill, data)
 
 
 def send(
