@@ -101,7 +101,7 @@ def read_entries_file(path: str | Path) -> pd.DataFrame:
         if path.suffix.lower() == ".csv":
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
         else:
-            frame = pd.read_json(path, lines=True, dtype=False, convert_dates=False)
+            frame = pd.read_json(path, lines=True, dtype=False)
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read entries from {path}: {exc}") from exc
     if "loc" not in frame.columns or "lastmod" not in frame.columns:
