@@ -80,13 +80,15 @@ def align_previous(current: pd.DataFrame, previous: pd.DataFrame) -> PreviousVal
     """Look up each current URL's previous lastmod (``previous`` has loc and lastmod)."""
     import pandas as pd
 
-    earlier = previous.drop_duplicates("loc", keep="first").set_index("loc")["lastmod"]
-    earlier = pd.to_datetime(earlier, utc=True)
-    looked_up = earlier.reindex(current["loc"].to_numpy())
-    known = current["loc"].isin(earlier.index).to_numpy()
-    nanos = looked_up.to_numpy(dtype="datetime64[ns]").astype(np.int64)
-    dated = ~looked_up.isna().to_numpy()
-    return PreviousValues(nanos // 1_000_000_000, dated & known, known)
+    earlier = previous.drop_duplicates("loc", keep="first")
+    positions = pd.Index(earlier["loc"]).get_indexer(current["loc"])  # one hash look-up each
+    known = positions >= 0
+    stamps = pd.to_datetime(earlier["lastmod"], utc=True).to_numpy(dtype="datetime64[ns]")
+    stamps = np.append(stamps, np.datetime64("NaT", "ns"))  # position -1: not known before
+    found = stamps[positions]
+    dated = ~np.isnat(found)
+    nanos = found.astype(np.int64)
+    return PreviousValues(nanos // 1_000_000_000, dated, known)
 
 
 def movement_of(arrays: LastmodArrays, previous: PreviousValues) -> Movement:

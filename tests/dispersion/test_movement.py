@@ -76,3 +76,10 @@ def test_inspect_previous_that_is_not_a_walk_output_is_a_usage_error(tmp_path, c
     other.write_text('{"url": "x"}\n')
     assert main(["inspect", str(RUNS / "before.xml"), "--previous", str(other)]) == 2
     assert "not an `auditor walk` output" in capsys.readouterr().err
+
+
+def test_an_empty_previous_walk_knows_no_url():
+    empty = _entries("before").iloc[:0]
+    report = analyse(load_inventory(str(RUNS / "before.xml")), empty)
+
+    assert (report.movement.compared, report.movement.moved, report.movement.new_urls) == (0, 0, 50)
