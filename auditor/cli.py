@@ -19,7 +19,7 @@ from auditor.errors import AuditorError, UsageError
 from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
 from auditor.inspection import inspect_target
 from auditor.inventory import read_entries_file
-from auditor.terminal import inspect_summary, inspect_table
+from auditor.terminal import inspect_summary, inspect_table, problem_lines
 from auditor.walker import DEFAULT_MAX_FILES, Walk, WalkOptions
 from auditor.walker.output import write_csv, write_jsonl
 
@@ -183,6 +183,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(inspect_table(found.dispersion))
+        for line in problem_lines(inventory.problems):
+            print(line)
         print(inspect_summary(found.dispersion, len(inventory.files), len(inventory.problems)))
     if not inventory.readable:
         print("auditor: no sitemap could be read", file=sys.stderr)

@@ -7,8 +7,9 @@ from urllib.parse import urlsplit
 
 from auditor.dispersion import DispersionReport, SegmentDispersion, flag_codes
 from auditor.dispersion.figures import Figures
+from auditor.models import Problem
 
-__all__ = ["inspect_summary", "inspect_table", "render_table"]
+__all__ = ["inspect_summary", "inspect_table", "problem_lines", "render_table"]
 
 _HEADERS = ("sub-sitemap", "URLs", "dated", "distinct", "top value", "top share", "flags")
 _RIGHT = {1, 2, 3, 5}  # numeric columns, right-aligned
@@ -47,6 +48,14 @@ def inspect_summary(report: DispersionReport, sitemaps: int, problems: int) -> s
         f"{f.share_with_lastmod:.0%} with lastmod, {f.distinct_seconds:,} distinct values; "
         f"{said}; {problems:,} problems"
     )
+
+
+def problem_lines(problems: Sequence[Problem], limit: int = 10) -> list[str]:
+    """The first ``limit`` problems, one a line, and how many more there are."""
+    lines = [f"  {p.code}: {_short(p.sitemap)}: {p.detail}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"  ... and {len(problems) - limit:,} more (--json lists them all)")
+    return ["problems:", *lines] if lines else []
 
 
 def _ordered(report: DispersionReport) -> list[SegmentDispersion]:

@@ -81,3 +81,10 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert exited.value.code == 2
     assert main(["inspect", "x", "--previous", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read entries" in capsys.readouterr().err
+
+
+def test_problems_are_listed_under_the_table(site, capsys):
+    assert main(["inspect", site("fmt-errors").origin]) == 0
+    out = capsys.readouterr().out
+
+    assert "\nproblems:\n  http-error: /missing.xml: HTTP 404" in out
