@@ -39,6 +39,10 @@ def index(children: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
+def one_file(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    return {"sitemap.xml": urlset(items)}
+
+
 def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -75,6 +79,8 @@ def main() -> None:
     write_site(
         "disp-build-jitter", {"sitemap.xml": urlset((f"/p/{i}", j) for i, j in enumerate(jitter))}
     )
+    # Date-only generation time: every entry carries the day of the request.
+    write_site("disp-date-generation", one_file((f"/p/{i}", "{{today}}") for i in range(30)))
     # Absent: no lastmod at all.
     write_site("disp-absent", {"sitemap.xml": urlset((f"/p/{i}", None) for i in range(30))})
     # Accurate and widely spread: timed posts over 3 years, date-only pages over 5 years.

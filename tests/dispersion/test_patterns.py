@@ -11,6 +11,7 @@ from auditor.inspection import inspect_target
 EXPECTED = {
     "disp-generation": {"generation-time", "shared-timestamp"},
     "disp-build-jitter": {"generation-time", "shared-timestamp"},  # at second resolution
+    "disp-date-generation": {"generation-time", "shared-timestamp"},
     "disp-absent": {"no-lastmod"},
     "disp-accurate": set(),
     "disp-date-only": set(),
