@@ -41,12 +41,15 @@ from auditor import __version__
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_TIMEOUT",
+    "PAGE_ACCEPT",
+    "SITEMAP_ACCEPT",
     "Body",
     "FetchFailure",
     "HttpClient",
     "HttpOptions",
     "Response",
     "read_local_file",
+    "retry_after_seconds",
 ]
 
 #: The sitemap protocol's size limit, uncompressed (50 MiB).
@@ -59,6 +62,9 @@ DEFAULT_RETRIES = 2
 #: A Retry-After longer than this is not waited for: the failure is returned.
 DEFAULT_MAX_RETRY_WAIT = 60.0
 DEFAULT_CONTACT = "https://github.com/auditor-project/auditor"
+#: Accept headers: what the walker asks for, and what the sampler asks for.
+SITEMAP_ACCEPT = "application/xml,text/xml,text/plain,*/*;q=0.8"
+PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 CHUNK_SIZE = 65_536
 GZIP_MAGIC = b"\x1f\x8b"
 #: Largest piece inflated at once, so a bomb never sits in memory whole.
@@ -77,6 +83,7 @@ class HttpOptions:
     backoff: float = 1.0
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     contact: str = DEFAULT_CONTACT
+    accept: str = SITEMAP_ACCEPT
 
     @property
     def user_agent(self) -> str:
@@ -355,7 +362,7 @@ class HttpClient:
             {
                 "User-Agent": self.options.user_agent,
                 "Accept-Encoding": "gzip, deflate",
-                "Accept": "application/xml,text/xml,text/plain,*/*;q=0.8",
+                "Accept": self.options.accept,
             }
         )
         self._sleep = time.sleep
@@ -390,7 +397,7 @@ class HttpClient:
         if result.status != 429 and result.status < 500:
             return None
         backoff = self.options.backoff * (2**attempt)
-        asked = _retry_after_seconds(result.header("retry-after"))
+        asked = retry_after_seconds(result.header("retry-after"))
         wait = backoff if asked is None else max(asked, backoff)
         return None if wait > self.options.max_retry_wait else wait
 
@@ -487,7 +494,8 @@ def _same_host(a: str, b: str) -> bool:
     )
 
 
-def _retry_after_seconds(value: str | None) -> float | None:
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for (delta seconds or an HTTP date), or None."""
     if not value:
         return None
     value = value.strip()

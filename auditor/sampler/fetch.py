@@ -1,0 +1,145 @@
+"""Fetching sampled pages politely: robots.txt, one host at a time, deadlines and caps.
+
+A page that cannot be used is still a value: a :class:`FetchedPage` whose
+``error`` names why (``robots``, ``off-site``, ``not-http``, ``not-html``,
+``http-error``, ``timeout``, ``redirect``, ``too-many-redirects``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from auditor.http import FetchFailure, HttpClient, Response, retry_after_seconds
+from auditor.sampler.pacing import MAX_DELAY, HostPacer
+from auditor.sampler.robots import RobotsPolicy
+
+__all__ = ["PAGE_MAX_BYTES", "FetchedPage", "PageFetcher"]
+
+#: Bytes read of one page at most (decoded). Article pages are rarely over 1 MB;
+#: past 5 MB the page is read up to the cap and marked truncated.
+PAGE_MAX_BYTES = 5 * 1024 * 1024
+#: A host that answers 429 or 503 is asked again at most this many times per page.
+OVERLOAD_RETRIES = 2
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+_OVERLOADED = frozenset({429, 503})
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    """One page as fetched (or why not). ``headers`` have lower-case names."""
+
+    url: str
+    fetched_at: datetime
+    status: int | None = None
+    final_url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    truncated: bool = False
+    error: str | None = None
+    detail: str | None = None
+    requested: bool = True  # False when it was never asked for (robots, off-site)
+
+    @property
+    def ok(self) -> bool:
+        """True when the page was fetched as HTML and can be read."""
+        return self.error is None
+
+
+class PageFetcher:
+    """Fetches pages of one site, never two at once, within robots.txt and the delays."""
+
+    def __init__(
+        self,
+        site: str,
+        client: HttpClient,
+        robots: RobotsPolicy,
+        pacer: HostPacer,
+        *,
+        max_bytes: int = PAGE_MAX_BYTES,
+    ) -> None:
+        self.site_host = (urlsplit(site).hostname or "").lower()
+        self.client = client
+        self.robots = robots
+        self.pacer = pacer
+        self.max_bytes = max_bytes
+        self.requests = 0  # HTTP requests made, retries included
+        pacer.honour_crawl_delay(self.site_host, robots.crawl_delay)
+
+    def fetch(self, url: str) -> FetchedPage:
+        """Fetch ``url`` if it may be fetched; every outcome is a FetchedPage."""
+        parts = urlsplit(url)
+        now = datetime.now(UTC)
+        if parts.scheme not in ("http", "https"):
+            return FetchedPage(url, now, error="not-http", detail=parts.scheme, requested=False)
+        if (parts.hostname or "").lower() != self.site_host:
+            detail = f"{parts.hostname} is not the site's host"
+            return FetchedPage(url, now, error="off-site", detail=detail, requested=False)
+        if not self.robots.allows(url):
+            return FetchedPage(url, now, error="robots", detail="disallowed", requested=False)
+        return self._fetch_allowed(url)
+
+    def _fetch_allowed(self, url: str) -> FetchedPage:
+        host = self.site_host
+        for attempt in range(OVERLOAD_RETRIES + 1):
+            self.pacer.wait_turn(host)
+            self.requests += 1
+            try:
+                response = self.client.get(url, max_bytes=self.max_bytes)
+                if isinstance(response, Response) and response.status in _OVERLOADED:
+                    response.close()
+                    asked = retry_after_seconds(response.header("retry-after"))
+                    self.pacer.slow_down(host, asked)
+                    if attempt == OVERLOAD_RETRIES or (asked or 0) > MAX_DELAY:
+                        return _failed(url, response, "http-error", f"HTTP {response.status}")
+                    continue
+                return _read(url, response)
+            finally:
+                self.pacer.finished(host)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _read(url: str, response: Response | FetchFailure) -> FetchedPage:
+    if isinstance(response, FetchFailure):
+        at = datetime.now(UTC)
+        return FetchedPage(url, at, response.status, error=response.code, detail=response.detail)
+    if not response.ok:
+        response.close()
+        return _failed(url, response, "http-error", f"HTTP {response.status}")
+    kind = (response.header("content-type") or "").split(";")[0].strip().lower()
+    if kind and kind not in _HTML_TYPES:
+        response.close()
+        return _failed(url, response, "not-html", f"content type {kind}")
+    body = b"".join(response.body)
+    problem = response.body.problem
+    if problem and problem[0] != "too-large":
+        return _failed(url, response, problem[0], problem[1])
+    if not kind and not _looks_like_html(body):
+        return _failed(url, response, "not-html", "no content type and no HTML markup")
+    return FetchedPage(
+        url,
+        response.fetched_at,
+        response.status,
+        response.final_url,
+        dict(response.headers),
+        body,
+        truncated=problem is not None,
+    )
+
+
+def _failed(url: str, response: Response, code: str, detail: str) -> FetchedPage:
+    return FetchedPage(
+        url,
+        response.fetched_at,
+        response.status,
+        response.final_url,
+        dict(response.headers),
+        error=code,
+        detail=detail,
+    )
+
+
+def _looks_like_html(body: bytes) -> bool:
+    head = body[:2048].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head

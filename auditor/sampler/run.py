@@ -1,0 +1,116 @@
+"""One sampling run over a site: robots.txt, the sample, the fetches, the counts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
+from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample
+from auditor.sampler.fetch import PAGE_MAX_BYTES, FetchedPage, PageFetcher
+from auditor.sampler.pacing import DEFAULT_DELAY, HostPacer
+from auditor.sampler.robots import RobotsPolicy, fetch_robots
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SampleOptions", "SampleRun", "sample_site"]
+
+#: Candidates looked at per missing page when topping up after robots.txt skips.
+_TOP_UP_POOL = 20
+
+PageCallback = Callable[[SampledPage, FetchedPage], None]
+
+
+@dataclass(frozen=True)
+class SampleOptions:
+    """How a sampling run behaves; every field has a named default."""
+
+    sample: int = DEFAULT_SAMPLE
+    delay: float = DEFAULT_DELAY
+    max_bytes: int = PAGE_MAX_BYTES
+    http: HttpOptions = field(default_factory=lambda: HttpOptions(retries=0, accept=PAGE_ACCEPT))
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """The pages of one run, each with how it was chosen and what came back."""
+
+    robots: RobotsPolicy
+    pages: tuple[tuple[SampledPage, FetchedPage], ...]
+    requests: int  # HTTP requests made for pages, retries included
+
+    @property
+    def skipped_robots(self) -> int:
+        """Pages robots.txt did not allow (never requested)."""
+        return sum(f.error == "robots" for _, f in self.pages)
+
+    @property
+    def fetched(self) -> int:
+        """Pages fetched and readable as HTML."""
+        return sum(f.ok for _, f in self.pages)
+
+
+def sample_site(
+    site: str,
+    entries: pd.DataFrame,
+    options: SampleOptions | None = None,
+    *,
+    seed: int = 0,
+    panel: Iterable[str] = (),
+    client: HttpClient | None = None,
+    on_page: PageCallback | None = None,
+) -> SampleRun:
+    """Choose and fetch a polite sample of ``site``'s pages from its inventory entries.
+
+    Pages robots.txt disallows are skipped (never requested) and counted; as long as
+    the budget allows, allowed pages of the same sub-sitemaps take their place.
+    """
+    options = options or SampleOptions()
+    http = replace(options.http, accept=PAGE_ACCEPT)
+    own_client = client is None
+    client = client or HttpClient(http)
+    try:
+        robots = fetch_robots(client, site)
+        fetcher = PageFetcher(
+            site, client, robots, HostPacer(options.delay), max_bytes=options.max_bytes
+        )
+        chosen = choose_sample(entries, options.sample, seed=seed, panel=panel)
+        pages = _fetch_all(fetcher, chosen, on_page)
+        skipped = sum(f.error == "robots" for _, f in pages)
+        if skipped and robots.rule == "parsed":
+            extra = _replacements(entries, robots, {p.loc for p, _ in pages}, skipped, seed)
+            pages += _fetch_all(fetcher, extra, on_page)
+        return SampleRun(robots, tuple(pages), fetcher.requests)
+    finally:
+        if own_client:
+            client.close()
+
+
+def _fetch_all(
+    fetcher: PageFetcher, chosen: list[SampledPage], on_page: PageCallback | None
+) -> list[tuple[SampledPage, FetchedPage]]:
+    pages = []
+    for page in chosen:
+        fetched = fetcher.fetch(page.loc)
+        pages.append((page, fetched))
+        if on_page is not None:
+            on_page(page, fetched)
+    return pages
+
+
+def _replacements(
+    entries: pd.DataFrame, robots: RobotsPolicy, taken: set[str], wanted: int, seed: int
+) -> list[SampledPage]:
+    """Up to ``wanted`` fresh pages robots.txt allows, drawn from a bounded pool."""
+    rng = np.random.default_rng(seed + 1)
+    size = min(len(entries), wanted * _TOP_UP_POOL)
+    pool = entries.iloc[rng.choice(len(entries), size=size, replace=False)]
+    allowed = pool[[loc not in taken and robots.allows(loc) for loc in pool["loc"]]]
+    return [
+        replace(p, stratum=f"{p.stratum}-replacement")
+        for p in choose_sample(allowed, wanted, seed=seed + 1)
+    ]

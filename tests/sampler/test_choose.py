@@ -1,0 +1,103 @@
+"""Choosing the sample: seeded, stratified by sub-sitemap and recency, with a panel."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.inventory import entries_to_dataframe
+from auditor.models import SitemapEntry
+from auditor.sampler.choose import MIN_PER_SEGMENT, PANEL_SHARE, choose_sample
+
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _frame(sizes: dict[str, int], undated_every: int = 0):
+    entries = []
+    for sitemap, size in sizes.items():
+        for i in range(size):
+            dated = not undated_every or i % undated_every
+            lastmod = BASE + timedelta(hours=i) if dated else None
+            entries.append(
+                SitemapEntry(
+                    f"https://s.example/{sitemap}/{i}",
+                    lastmod,
+                    "second" if dated else None,
+                    None,
+                    sitemap,
+                )
+            )
+    return entries_to_dataframe(entries)
+
+
+def test_every_sub_sitemap_gets_its_floor_and_the_rest_is_proportional():
+    frame = _frame({"big.xml": 900, "mid.xml": 90, "tiny.xml": 3})
+    sample = choose_sample(frame, 50, seed=1)
+    per = Counter(p.sitemap for p in sample)
+
+    assert len(sample) == 50 and len({p.loc for p in sample}) == 50
+    assert per["tiny.xml"] >= MIN_PER_SEGMENT
+    assert per["big.xml"] > 5 * per["mid.xml"]
+
+
+def test_newest_older_and_undated_strata():
+    frame = _frame({"a.xml": 200}, undated_every=4)  # a quarter undated
+    sample = choose_sample(frame, 20, seed=3)
+    strata = Counter(p.stratum for p in sample)
+
+    assert strata["undated"] == 5
+    assert strata["newest"] == 8 and strata["older"] == 7
+    newest = sorted(p.lastmod for p in sample if p.stratum == "newest")
+    dated = sorted(frame["lastmod"].dropna())
+    assert newest == [d.to_pydatetime() for d in dated[-8:]]
+    assert all(p.lastmod is None for p in sample if p.stratum == "undated")
+
+
+def test_same_seed_same_sample_other_seed_other_sample():
+    frame = _frame({"a.xml": 500, "b.xml": 500})
+    first = choose_sample(frame, 30, seed=11)
+
+    assert first == choose_sample(frame, 30, seed=11)
+    assert {p.loc for p in first} != {p.loc for p in choose_sample(frame, 30, seed=12)}
+
+
+def test_a_later_run_refetches_the_panel_and_adds_fresh_pages():
+    frame = _frame({"a.xml": 500})
+    earlier = [p.loc for p in choose_sample(frame, 30, seed=1)]
+    later = choose_sample(frame, 30, seed=2, panel=[*earlier, "https://s.example/gone"])
+    panel = [p.loc for p in later if p.stratum == "panel"]
+
+    assert panel == earlier[: int(30 * PANEL_SHARE)]
+    assert len(later) == 30 and len({p.loc for p in later}) == 30
+
+
+def test_the_panel_takes_the_whole_budget_when_nothing_else_is_left():
+    frame = _frame({"a.xml": 10})
+    every = list(frame["loc"])
+    assert [p.stratum for p in choose_sample(frame, 10, seed=1, panel=every)] == ["panel"] * 10
+
+
+def test_budget_larger_than_the_site_takes_every_page():
+    frame = _frame({"a.xml": 7, "b.xml": 2})
+    assert len(choose_sample(frame, 100, seed=1)) == 9
+    assert choose_sample(frame, 0, seed=1) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 40), min_size=1, max_size=8),
+    st.integers(1, 120),
+    st.integers(0, 3),
+)
+def test_sample_size_and_uniqueness(sizes, budget, undated_every):
+    frame = _frame({f"{k}.xml": v for k, v in sizes.items()}, undated_every)
+    sample = choose_sample(frame, budget, seed=5)
+
+    assert len(sample) == min(budget, len(frame))
+    assert len({p.loc for p in sample}) == len(sample)
+    per = Counter(p.sitemap for p in sample)
+    if budget >= MIN_PER_SEGMENT * len(sizes):
+        assert all(per[f"{k}.xml"] >= min(v, MIN_PER_SEGMENT) for k, v in sizes.items())
