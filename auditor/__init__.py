@@ -10,11 +10,25 @@ The library API mirrors the command line::
 
     inventory = auditor.load_inventory("https://example.com")
     inventory.entries  # a pandas DataFrame
+
+    evidence = auditor.read_page(html_bytes, url=url, headers=headers, status=200,
+                                 fetched_at=fetched_at)
+    evidence.date_modified, evidence.fingerprint
 """
 
 __version__ = "0.1.0"
 
 from auditor.errors import AuditorError, NothingReadable, UsageError
+from auditor.evidence import (
+    Comparison,
+    DatedValue,
+    Fingerprint,
+    PageEvidence,
+    compare_lastmod,
+    mark_shared_date_modified,
+    read_page,
+    simhash_distance,
+)
 from auditor.http import HttpClient, HttpOptions
 from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
 from auditor.models import Problem, SitemapEntry, SitemapFile
@@ -22,10 +36,14 @@ from auditor.walker import Walk, WalkOptions, walk
 
 __all__ = [
     "AuditorError",
+    "Comparison",
+    "DatedValue",
+    "Fingerprint",
     "HttpClient",
     "HttpOptions",
     "Inventory",
     "NothingReadable",
+    "PageEvidence",
     "Problem",
     "SitemapEntry",
     "SitemapFile",
@@ -33,7 +51,11 @@ __all__ = [
     "Walk",
     "WalkOptions",
     "__version__",
+    "compare_lastmod",
     "entries_to_dataframe",
     "load_inventory",
+    "mark_shared_date_modified",
+    "read_page",
+    "simhash_distance",
     "walk",
 ]

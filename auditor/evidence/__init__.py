@@ -1,0 +1,31 @@
+"""The evidence stage: what one fetched page says about its own changes.
+
+Pure: bytes and headers in, :class:`PageEvidence` out; fetching is the caller's.
+
+- :func:`read_page` dates from structured data and headers, credibility, fingerprints;
+- :func:`mark_shared_date_modified` over a sample: a dateModified every page shares;
+- :func:`compare_lastmod` a sitemap lastmod against a page's date;
+- :func:`simhash_distance` how far apart two content fingerprints are.
+"""
+
+from auditor.evidence.compare import DEFAULT_TOLERANCE, Comparison, compare_lastmod
+from auditor.evidence.credibility import RENDER_TIME_WINDOW, mark_shared_date_modified
+from auditor.evidence.dates import parse_page_date
+from auditor.evidence.fingerprint import simhash_distance
+from auditor.evidence.model import DatedValue, Fingerprint, PageEvidence
+from auditor.evidence.page import failed_page, read_page
+
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "RENDER_TIME_WINDOW",
+    "Comparison",
+    "DatedValue",
+    "Fingerprint",
+    "PageEvidence",
+    "compare_lastmod",
+    "failed_page",
+    "mark_shared_date_modified",
+    "parse_page_date",
+    "read_page",
+    "simhash_distance",
+]
