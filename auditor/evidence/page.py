@@ -7,6 +7,7 @@ sampler later); :func:`read_page` reads the bytes and headers it got.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 
 import lxml.html
@@ -45,10 +46,20 @@ def read_page(
     """
     head = {k.lower(): v for k, v in headers.items()}
     content_type = head.get("content-type")
-    base = _base(url, final_url, status, head, fetched_at, content_type, truncated)
+    base = PageEvidence(
+        url=url,
+        final_url=final_url or url,
+        status=status,
+        fetched_at=fetched_at,
+        date_header=head.get("date"),
+        http_last_modified=_date(head.get("last-modified")),
+        etag=head.get("etag"),
+        content_type=content_type,
+        truncated=truncated,
+    )
     failure = _refusal(status, content_type, html)
     if failure is not None:
-        return PageEvidence(**base, error=failure[0], error_detail=failure[1])
+        return replace(base, error=failure[0], error_detail=failure[1])
     notes: list[str] = []
     if len(html) > MAX_PARSE_BYTES:
         html = html[:MAX_PARSE_BYTES]
@@ -63,8 +74,8 @@ def read_page(
     published = structured.date_published
     if modified_before_published(modified, published):
         notes.append("modified-before-published")
-    return PageEvidence(
-        **base,
+    return replace(
+        base,
         date_modified=modified,
         date_published=published,
         fingerprint=fingerprint_tree(tree, structured.items),
@@ -90,28 +101,6 @@ def parse_html(html: bytes, content_type: str | None = None) -> etree._Element:
         return lxml.html.document_fromstring(text.encode("utf-8", "replace"), parser=parser)
     except (etree.ParserError, ValueError):  # an empty or whitespace-only document
         return lxml.html.document_fromstring(b"<html><body></body></html>", parser=parser)
-
-
-def _base(
-    url: str,
-    final_url: str | None,
-    status: int,
-    head: Mapping[str, str],
-    fetched_at: datetime,
-    content_type: str | None,
-    truncated: bool,
-) -> dict[str, object]:
-    return {
-        "url": url,
-        "final_url": final_url or url,
-        "status": status,
-        "fetched_at": fetched_at,
-        "date_header": head.get("date"),
-        "http_last_modified": _date(head.get("last-modified")),
-        "etag": head.get("etag"),
-        "content_type": content_type,
-        "truncated": truncated,
-    }
 
 
 def _refusal(status: int, content_type: str | None, html: bytes) -> tuple[str, str] | None:

@@ -129,7 +129,7 @@ def _first(*candidates: Iterable[DatedValue]) -> DatedValue | None:
 def _dated(raw: Any, source: str, node_type: str | None) -> DatedValue | None:
     text = _text(raw)
     parsed = parse_page_date(text) if text else None
-    if parsed is None:
+    if parsed is None or text is None:
         return None
     return DatedValue(parsed.value, text.strip(), source, parsed.precision, node_type)
 
