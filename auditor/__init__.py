@@ -10,12 +10,26 @@ The library API mirrors the command line::
 
     inventory = auditor.load_inventory("https://example.com")
     inventory.entries  # a pandas DataFrame
+
+    evidence = auditor.read_page(html_bytes, url=url, headers=headers, status=200,
+                                 fetched_at=fetched_at)
+    evidence.date_modified, evidence.fingerprint
 """
 
 __version__ = "0.1.0"
 
 from auditor.dispersion import DispersionReport, Flag, analyse
 from auditor.errors import AuditorError, NothingReadable, UsageError
+from auditor.evidence import (
+    Comparison,
+    DatedValue,
+    Fingerprint,
+    PageEvidence,
+    compare_lastmod,
+    mark_shared_date_modified,
+    read_page,
+    simhash_distance,
+)
 from auditor.http import HttpClient, HttpOptions
 from auditor.inspection import Inspection, inspect_target
 from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
@@ -24,13 +38,17 @@ from auditor.walker import Walk, WalkOptions, walk
 
 __all__ = [
     "AuditorError",
+    "Comparison",
+    "DatedValue",
     "DispersionReport",
+    "Fingerprint",
     "Flag",
     "HttpClient",
     "HttpOptions",
     "Inspection",
     "Inventory",
     "NothingReadable",
+    "PageEvidence",
     "Problem",
     "SitemapEntry",
     "SitemapFile",
@@ -39,8 +57,12 @@ __all__ = [
     "WalkOptions",
     "__version__",
     "analyse",
+    "compare_lastmod",
     "entries_to_dataframe",
     "inspect_target",
     "load_inventory",
+    "mark_shared_date_modified",
+    "read_page",
+    "simhash_distance",
     "walk",
 ]

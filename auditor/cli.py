@@ -12,15 +12,19 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from auditor import __version__
 from auditor.errors import AuditorError, UsageError
-from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
+from auditor.evidence.fetch import fetch_page, read_page_file
+from auditor.evidence.summary import summarize
+from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpClient, HttpOptions
 from auditor.inspection import inspect_target
 from auditor.inventory import read_entries_file
 from auditor.terminal import inspect_summary, inspect_table, problem_lines
 from auditor.walker import DEFAULT_MAX_FILES, Walk, WalkOptions
+from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_jsonl
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -113,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_http_options(walk)
     walk.set_defaults(handler=_cmd_walk)
     _add_inspect(commands)
+    _add_page_command(commands)
     return parser
 
 
@@ -210,6 +215,37 @@ def _summary(walk: Walk) -> None:
     if not walk.readable:
         line += " (no sitemap could be read)"
     print(line, file=sys.stderr)
+
+
+def _add_page_command(commands: argparse._SubParsersAction) -> None:
+    page = commands.add_parser(
+        "page",
+        help="what one page says about its own changes (dates, fingerprints)",
+        description="Fetch one page (or read a saved one) and show its dateModified and "
+        "datePublished, HTTP Last-Modified, and content fingerprints.",
+    )
+    page.add_argument(
+        "target", metavar="TARGET", help="page URL or local HTML file (gzip'd or not)"
+    )
+    page.add_argument("--json", action="store_true", help="print the evidence as one JSON object")
+    page.add_argument("--rdfa", action="store_true", help="also read RDFa (slow)")
+    _add_http_options(page)
+    page.set_defaults(handler=_cmd_page)
+
+
+def _cmd_page(args: argparse.Namespace) -> int:
+    target = classify_target(args.target)
+    if target.kind == "file":
+        evidence = read_page_file(Path(target.value), rdfa=args.rdfa)
+    else:
+        url = target.value if target.kind == "url" else target.value + "/"
+        with HttpClient(HttpOptions(timeout=args.timeout, contact=args.contact)) as client:
+            evidence = fetch_page(client, url, rdfa=args.rdfa)
+    if args.json:
+        print(json.dumps(evidence.to_dict(), ensure_ascii=False))
+    else:
+        print(summarize(evidence))
+    return EXIT_OK if evidence.ok else EXIT_FAILED
 
 
 def main(argv: Sequence[str] | None = None) -> int:

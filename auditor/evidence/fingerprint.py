@@ -1,0 +1,233 @@
+"""Main-content fingerprints: what changed on a page, with its boilerplate churn ignored.
+
+Our own lxml walk rather than an extractor package (trafilatura, jusText): a
+fingerprint is compared with one taken months earlier, so the extraction must
+not move when a dependency is upgraded, and it must be cheap (a few ms a page).
+
+1. Content root: the first ``<main>`` or ``[role=main]``, else the longest
+   ``<article>``, else ``<body>``; a candidate holding less than
+   ``MIN_ROOT_SHARE`` of the body's text (an empty app shell, a teaser) is passed over.
+2. Skipped: what is never visible text (``script``, ``style``, ``svg``, form
+   controls...), and boilerplate: page-frame tags (``nav``, ``aside``, ``form``,
+   ``header``/``footer`` outside an article...), hidden elements, and elements
+   whose class, id or role name ads, banners, cookie notices, share bars,
+   related/recommended widgets or comments. Boilerplate holding more than
+   ``MAX_BOILERPLATE_SHARE`` of the root's text is kept: a site that wraps the
+   whole page in ``<form>`` or tags its article ``post-share-style2`` is not boilerplate.
+3. Text normalised (NFKC, case-folded, whitespace collapsed) and volatile tokens
+   neutralised: timestamps, clock times, "5 minutes ago", long hex or base64 tokens.
+4. ``exact``: SHA-256 of the text; ``simhash``: 64-bit simhash of 3-word shingles
+   (a CJK or Thai character counts as a word: those scripts put no spaces between words).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+from lxml import etree
+
+from auditor.evidence.model import Fingerprint
+
+__all__ = ["fingerprint_tree", "main_text", "simhash", "simhash_distance", "structured_hash"]
+
+
+def _words(text: str) -> frozenset[str]:
+    """A set of names written as one string, a space between each."""
+    return frozenset(text.split())
+
+
+SHINGLE_WORDS = 3
+#: Share of the body's text a ``<main>``/``<article>`` needs to be taken as the content root.
+MIN_ROOT_SHARE = 0.1
+#: Boilerplate holding more than this share of the root's text is kept (module docstring).
+MAX_BOILERPLATE_SHARE = 0.5
+NEVER_CONTENT = _words(
+    """
+    script style noscript iframe svg template button select input textarea canvas object
+    embed audio video
+    """
+)
+FRAME_TAGS = _words("nav aside form dialog menu")
+PAGE_FRAME = frozenset({"header", "footer"})
+BOILERPLATE_ROLES = _words(
+    """
+    navigation banner contentinfo complementary search dialog alertdialog menu menubar
+    """
+)
+#: Parts of a class or id (split on ``-``, ``_`` and spaces) that mark boilerplate.
+BOILERPLATE_WORDS = _words(
+    """
+    ad ads adv advert adverts advertisement advertising adslot adunit adsbygoogle gpt
+    dfp banner cookie cookies consent gdpr cmp share sharing sharebar social related
+    recommended recommendations recommend outbrain taboola newsletter subscribe promo
+    sponsored sponsor comments comment disqus popup modal breadcrumb breadcrumbs
+    trending popular mostread
+    """
+)
+_SPLIT = re.compile(r"[\s_\-]+")
+_VOLATILE = re.compile(
+    r"\d{4}-\d\d-\d\d[t ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:z|[+-]\d\d:?\d\d)?"  # timestamps
+    r"|\b\d{1,2}:\d\d(?::\d\d)?(?:\s?[ap]\.?m\.?)?\b"  # clock times
+    r"|\b\d+\s+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?)\s+ago\b"  # relative times
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"  # long hex (ids, hashes)
+    r"|\b(?=[a-z0-9+/]*\d)[a-z0-9+/]{24,}={0,2}",  # long base64-like tokens
+)
+_NO_SPACE_SCRIPTS = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(rf"[{_NO_SPACE_SCRIPTS}]|[^\W{_NO_SPACE_SCRIPTS}]+")
+_DATE_KEY = re.compile(
+    r"date|time|modified|updated|published|created|issued|expires|interaction|count|rating",
+    re.IGNORECASE,
+)
+_MAIN = etree.XPath("(//main | //*[@role='main'])[1]")
+_ARTICLES = etree.XPath("//article")
+_BODY = etree.XPath("//body")
+_MASK = (1 << 64) - 1
+
+
+def fingerprint_tree(tree: etree._Element, structured_items: Iterable[Any] = ()) -> Fingerprint:
+    """The fingerprint of a parsed page (the tree is not modified)."""
+    text = main_text(tree)
+    words = _WORD.findall(text)
+    return Fingerprint(
+        exact=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        simhash=simhash(words),
+        structured=structured_hash(structured_items),
+        words=len(words),
+    )
+
+
+def main_text(tree: etree._Element) -> str:
+    """The page's main text, boilerplate skipped, normalised (module docstring)."""
+    root = _content_root(tree)
+    inside_article = root.tag == "article" or any(a.tag == "article" for a in root.iterancestors())
+    walk = _Walk(_visible_length(root))
+    raw = " ".join(walk.texts(root, inside_article))
+    text = unicodedata.normalize("NFKC", raw).casefold()
+    text = _VOLATILE.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _content_root(tree: etree._Element) -> etree._Element:
+    body = _BODY(tree)
+    page = body[0] if body else tree
+    least = MIN_ROOT_SHARE * _visible_length(page)
+    for candidate in _MAIN(tree):
+        if _visible_length(candidate) >= least:
+            return candidate
+    sized = [(_visible_length(a), a) for a in _ARTICLES(tree)]
+    if sized:
+        size, article = max(sized, key=lambda pair: pair[0])
+        if size >= least:
+            return article
+    return page
+
+
+def _visible_length(element: etree._Element) -> int:
+    """Characters of text in ``element``, outside scripts, styles and the like."""
+    size = 0
+    for node in element.iter():
+        if node.tag in NEVER_CONTENT or not isinstance(node.tag, str):
+            size += len(node.tail or "") if node is not element else 0
+            continue
+        size += len(node.text or "") + (len(node.tail or "") if node is not element else 0)
+    return size
+
+
+class _Walk:
+    """The text of a content root in document order, boilerplate subtrees skipped."""
+
+    def __init__(self, root_length: int) -> None:
+        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * root_length
+
+    def texts(self, root: etree._Element, inside_article: bool) -> Iterator[str]:
+        """Texts and tails (a skipped element's tail belongs to its parent, and is kept)."""
+        if root.text:
+            yield root.text
+        stack: list[tuple[Any, bool]] = [(child, inside_article) for child in reversed(root)]
+        while stack:
+            element, in_article = stack.pop()
+            if isinstance(element.tag, str) and not self._skipped(element, in_article):
+                if element.text:
+                    yield element.text
+                in_article = in_article or element.tag == "article"
+                stack.append((_Tail(element), in_article))
+                stack.extend((child, in_article) for child in reversed(element))
+                continue
+            if element.tail:
+                yield element.tail
+
+    def _skipped(self, element: etree._Element, in_article: bool) -> bool:
+        if element.tag in NEVER_CONTENT:
+            return True
+        if not _looks_like_boilerplate(element, in_article):
+            return False
+        return _visible_length(element) <= self.largest_boilerplate
+
+
+class _Tail:
+    """A marker on the stack: emit this element's tail after its children."""
+
+    __slots__ = ("tail",)
+    tag = None
+
+    def __init__(self, element: etree._Element) -> None:
+        self.tail = element.tail
+
+
+def _looks_like_boilerplate(element: etree._Element, in_article: bool) -> bool:
+    tag = element.tag
+    if tag in FRAME_TAGS or (tag in PAGE_FRAME and not in_article):
+        return True
+    attrib = element.attrib
+    if not attrib:
+        return False
+    if "hidden" in attrib or attrib.get("aria-hidden") == "true":
+        return True
+    if attrib.get("role", "").strip().lower() in BOILERPLATE_ROLES:
+        return True
+    names = f"{attrib.get('class', '')} {attrib.get('id', '')}".lower()
+    return bool(names.strip()) and not BOILERPLATE_WORDS.isdisjoint(_SPLIT.split(names))
+
+
+def simhash(words: list[str], shingle: int = SHINGLE_WORDS) -> int:
+    """The 64-bit simhash of the word shingles of ``words`` (0 for no words)."""
+    if not words:
+        return 0
+    size = min(shingle, len(words))
+    grams = {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+    digests = b"".join(hashlib.blake2b(g.encode(), digest_size=8).digest() for g in grams)
+    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8)).reshape(len(grams), 64)
+    votes = bits.sum(axis=0, dtype=np.int64) * 2 > len(grams)
+    return int.from_bytes(np.packbits(votes).tobytes(), "big")
+
+
+def simhash_distance(a: int, b: int) -> int:
+    """Bits that differ between two simhashes (0 = same content; small = similar)."""
+    return ((a ^ b) & _MASK).bit_count()
+
+
+def structured_hash(items: Iterable[Any]) -> str:
+    """SHA-256 of the structured data with dates (and counters, ratings) removed."""
+    cleaned = [_without_dates(item) for item in items]
+    text = json.dumps(cleaned, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _without_dates(value: Any, depth: int = 0) -> Any:
+    if depth > 20:
+        return None
+    if isinstance(value, Mapping):
+        return {
+            str(k): _without_dates(v, depth + 1)
+            for k, v in value.items()
+            if not _DATE_KEY.search(str(k))
+        }
+    if isinstance(value, list):
+        return [_without_dates(v, depth + 1) for v in value]
+    return value

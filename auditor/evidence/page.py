@@ -1,0 +1,122 @@
+"""One fetched page read into :class:`PageEvidence`: pure, no network, never raises on content.
+
+The caller fetches (``auditor page`` through :class:`auditor.http.HttpClient`, the
+sampler later); :func:`read_page` reads the bytes and headers it got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+
+import lxml.html
+from lxml import etree
+from w3lib.encoding import html_to_unicode
+
+from auditor.evidence.credibility import judge_date_modified, modified_before_published
+from auditor.evidence.fingerprint import fingerprint_tree
+from auditor.evidence.model import DatedValue, PageEvidence
+from auditor.evidence.structured import read_structured
+from auditor.walker.dates import parse_rfc822
+
+__all__ = ["HTML_TYPES", "MAX_PARSE_BYTES", "failed_page", "parse_html", "read_page"]
+
+#: Bytes of a page parsed at most; the rest is ignored and noted, so one page's reading
+#: stays bounded in time (extraction and fingerprint are linear in this size).
+MAX_PARSE_BYTES = 5 * 1024 * 1024
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+
+def read_page(
+    html: bytes,
+    *,
+    url: str,
+    headers: Mapping[str, str],
+    status: int,
+    fetched_at: datetime,
+    final_url: str | None = None,
+    truncated: bool = False,
+    rdfa: bool = False,
+) -> PageEvidence:
+    """What the page says about its own changes: dates, HTTP validators, fingerprints.
+
+    ``headers`` are the response's (any case); ``fetched_at`` aware UTC. A non-2xx status
+    or a non-HTML content type gives a page with ``error`` set and nothing parsed.
+    """
+    head = {k.lower(): v for k, v in headers.items()}
+    content_type = head.get("content-type")
+    base = PageEvidence(
+        url=url,
+        final_url=final_url or url,
+        status=status,
+        fetched_at=fetched_at,
+        date_header=head.get("date"),
+        http_last_modified=_date(head.get("last-modified")),
+        etag=head.get("etag"),
+        content_type=content_type,
+        truncated=truncated,
+    )
+    failure = _refusal(status, content_type, html)
+    if failure is not None:
+        return replace(base, error=failure[0], error_detail=failure[1])
+    notes: list[str] = []
+    if len(html) > MAX_PARSE_BYTES:
+        html = html[:MAX_PARSE_BYTES]
+        notes.append("html-cut-for-parsing")
+    tree = parse_html(html, content_type)
+    structured = read_structured(tree, urls=[final_url or url, url], html=html if rdfa else None)
+    notes += structured.notes
+    reference = _date(head.get("date"))
+    modified = judge_date_modified(
+        structured.date_modified, reference.value if reference else fetched_at
+    )
+    published = structured.date_published
+    if modified_before_published(modified, published):
+        notes.append("modified-before-published")
+    return replace(
+        base,
+        date_modified=modified,
+        date_published=published,
+        fingerprint=fingerprint_tree(tree, structured.items),
+        notes=tuple(notes),
+    )
+
+
+def failed_page(
+    url: str, error: str, detail: str, *, fetched_at: datetime, status: int | None = None
+) -> PageEvidence:
+    """A page that could not be read, as a value (``error`` is a reason code)."""
+    return PageEvidence(
+        url=url, fetched_at=fetched_at, status=status, error=error, error_detail=detail
+    )
+
+
+def parse_html(html: bytes, content_type: str | None = None) -> etree._Element:
+    """The page as an lxml tree, decoded by BOM, then the Content-Type charset, then
+    ``<meta charset>``, else UTF-8 (undecodable bytes replaced). Never raises."""
+    _, text = html_to_unicode(content_type, html)
+    parser = lxml.html.HTMLParser(encoding="utf-8")
+    try:
+        return lxml.html.document_fromstring(text.encode("utf-8", "replace"), parser=parser)
+    except (etree.ParserError, ValueError):  # an empty or whitespace-only document
+        return lxml.html.document_fromstring(b"<html><body></body></html>", parser=parser)
+
+
+def _refusal(status: int, content_type: str | None, html: bytes) -> tuple[str, str] | None:
+    if not 200 <= status < 300:
+        return "http-error", f"HTTP {status}"
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media and media not in HTML_TYPES:
+        return "not-html", f"Content-Type {media}"
+    if not media and not html.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+        return "not-html", "no Content-Type and the body does not look like HTML"
+    return None
+
+
+def _date(header: str | None) -> DatedValue | None:
+    """An HTTP date header (``Last-Modified``, ``Date``) as a DatedValue, or None."""
+    parsed = parse_rfc822(header) if header else None
+    if parsed is None or header is None:
+        return None
+    return DatedValue(parsed.value, header.strip(), "http", parsed.precision, "Last-Modified")

@@ -1,0 +1,85 @@
+"""Time to read one page (parse, structured dates, fingerprint) over the fundus corpus.
+
+Run by hand, never by pytest:  python3 tests/benchmarks/bench_evidence.py [--repeat N]
+
+Reads the 110 real news pages of ``../shared/corpus/html/fundus`` (decompressed once, before
+timing) and prints, per stage, the median, p99 and max milliseconds per page over every page
+and repetition: the lxml parse (the floor: no reading of a page can be faster), structured
+dates (JSON-LD, microdata, OpenGraph, meta), RDFa (the opt-in extra), the fingerprint, and the
+whole ``read_page``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from auditor.evidence.fingerprint import fingerprint_tree  # noqa: E402
+from auditor.evidence.page import parse_html, read_page  # noqa: E402
+from auditor.evidence.structured import read_structured  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def _pages() -> list[tuple[str, bytes]]:
+    with (CORPUS / "fundus_pages_gold.tsv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    return [(r["url"], gzip.decompress((CORPUS / r["local_file"]).read_bytes())) for r in rows]
+
+
+STAGES = ("parse", "structured", "rdfa", "fingerprint", "read_page")
+
+
+def _timed(fn: Callable[..., object], *args: object, **kwargs: object) -> float:
+    started = time.perf_counter()
+    fn(*args, **kwargs)
+    return (time.perf_counter() - started) * 1000
+
+
+def _one_page(url: str, html: bytes, now: datetime) -> dict[str, float]:
+    tree = parse_html(html, "text/html")
+    structured = _timed(read_structured, tree, urls=[url])
+    return {
+        "parse": _timed(parse_html, html, "text/html"),
+        "structured": structured,
+        "rdfa": _timed(read_structured, tree, urls=[url], html=html) - structured,
+        "fingerprint": _timed(fingerprint_tree, tree),
+        "read_page": _timed(read_page, html, url=url, headers={}, status=200, fetched_at=now),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        print(f"corpus not present at {CORPUS}", file=sys.stderr)
+        return 1
+    pages = _pages()
+    now = datetime.now(UTC)
+    stages: dict[str, list[float]] = {name: [] for name in STAGES}
+    for _ in range(args.repeat):
+        for url, html in pages:
+            for name, ms in _one_page(url, html, now).items():
+                stages[name].append(ms)
+    print(f"{len(pages)} pages x {args.repeat}, ms per page")
+    for name, values in stages.items():
+        values.sort()
+        p99 = values[min(len(values) - 1, int(len(values) * 0.99))]
+        median = statistics.median(values)
+        print(f"  {name:<12} median {median:6.1f}  p99 {p99:6.1f}  max {values[-1]:6.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
