@@ -17,11 +17,12 @@ from typing import TextIO
 
 from auditor import __version__
 from auditor.errors import AuditorError, UsageError
-from auditor.evidence.fetch import fetch_page, read_page_file
+from auditor.evidence import read_page_file
 from auditor.evidence.summary import summarize
-from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpClient, HttpOptions
+from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, PAGE_ACCEPT, HttpClient, HttpOptions
 from auditor.inspection import inspect_target
 from auditor.inventory import read_entries_file
+from auditor.sampler.fetch import download_page, evidence_of
 from auditor.terminal import inspect_summary, inspect_table, problem_lines
 from auditor.walker import DEFAULT_MAX_FILES, Walk, WalkOptions
 from auditor.walker.discovery import classify_target
@@ -239,8 +240,9 @@ def _cmd_page(args: argparse.Namespace) -> int:
         evidence = read_page_file(Path(target.value), rdfa=args.rdfa)
     else:
         url = target.value if target.kind == "url" else target.value + "/"
-        with HttpClient(HttpOptions(timeout=args.timeout, contact=args.contact)) as client:
-            evidence = fetch_page(client, url, rdfa=args.rdfa)
+        options = HttpOptions(timeout=args.timeout, contact=args.contact, accept=PAGE_ACCEPT)
+        with HttpClient(options) as client:
+            evidence = evidence_of(download_page(client, url), rdfa=args.rdfa)
     if args.json:
         print(json.dumps(evidence.to_dict(), ensure_ascii=False))
     else:

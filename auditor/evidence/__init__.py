@@ -3,8 +3,7 @@
 Pure: bytes and headers in, :class:`PageEvidence` out; fetching is the caller's.
 
 - :func:`read_page` dates from structured data and headers, credibility, fingerprints;
-- :func:`fetch_page` one page through :class:`auditor.http.HttpClient`, then read_page
-  (the only I/O here; robots.txt and politeness are the sampler's);
+- :func:`read_page_file` a saved page (fetching is the sampler's: robots.txt, politeness);
 - :func:`mark_shared_date_modified` over a sample: a dateModified every page shares;
 - :func:`compare_lastmod` a sitemap lastmod against a page's date;
 - :func:`simhash_distance` how far apart two content fingerprints are.
@@ -13,10 +12,10 @@ Pure: bytes and headers in, :class:`PageEvidence` out; fetching is the caller's.
 from auditor.evidence.compare import DEFAULT_TOLERANCE, Comparison, compare_lastmod
 from auditor.evidence.credibility import RENDER_TIME_WINDOW, mark_shared_date_modified
 from auditor.evidence.dates import parse_page_date
-from auditor.evidence.fetch import PAGE_MAX_BYTES, fetch_page, read_page_file
+from auditor.evidence.files import read_page_file
 from auditor.evidence.fingerprint import simhash_distance
 from auditor.evidence.model import DatedValue, Fingerprint, PageEvidence
-from auditor.evidence.page import failed_page, read_page
+from auditor.evidence.page import PAGE_MAX_BYTES, failed_page, read_page
 
 __all__ = [
     "DEFAULT_TOLERANCE",
@@ -28,7 +27,6 @@ __all__ = [
     "PageEvidence",
     "compare_lastmod",
     "failed_page",
-    "fetch_page",
     "mark_shared_date_modified",
     "parse_page_date",
     "read_page",

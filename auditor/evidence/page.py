@@ -20,7 +20,18 @@ from auditor.evidence.model import DatedValue, PageEvidence
 from auditor.evidence.structured import read_structured
 from auditor.walker.dates import parse_rfc822
 
-__all__ = ["HTML_TYPES", "MAX_PARSE_BYTES", "failed_page", "parse_html", "read_page"]
+__all__ = [
+    "HTML_TYPES",
+    "MAX_PARSE_BYTES",
+    "PAGE_MAX_BYTES",
+    "failed_page",
+    "parse_html",
+    "read_page",
+]
+
+#: Bytes of one page downloaded at most; a page over the cap is read up to it and
+#: marked truncated.
+PAGE_MAX_BYTES = 10 * 1024 * 1024
 
 #: Bytes of a page parsed at most; the rest is ignored and noted, so one page's reading
 #: stays bounded in time (extraction and fingerprint are linear in this size).

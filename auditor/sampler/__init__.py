@@ -8,7 +8,13 @@ reason, never an exception.
 from __future__ import annotations
 
 from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample
-from auditor.sampler.fetch import PAGE_MAX_BYTES, FetchedPage, PageFetcher
+from auditor.sampler.fetch import (
+    PAGE_MAX_BYTES,
+    FetchedPage,
+    PageFetcher,
+    download_page,
+    evidence_of,
+)
 from auditor.sampler.pacing import DEFAULT_DELAY, HostPacer
 from auditor.sampler.robots import RobotsPolicy, fetch_robots
 from auditor.sampler.run import SampleOptions, SampleRun, sample_site
@@ -25,6 +31,8 @@ __all__ = [
     "SampleRun",
     "SampledPage",
     "choose_sample",
+    "download_page",
+    "evidence_of",
     "fetch_robots",
     "sample_site",
 ]

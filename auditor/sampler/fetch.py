@@ -11,18 +11,23 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+from auditor.evidence import PAGE_MAX_BYTES, PageEvidence, failed_page, read_page
+from auditor.evidence.page import HTML_TYPES
 from auditor.http import FetchFailure, HttpClient, Response, retry_after_seconds
 from auditor.sampler.pacing import MAX_DELAY, HostPacer
 from auditor.sampler.robots import RobotsPolicy
 
-__all__ = ["PAGE_MAX_BYTES", "FetchedPage", "PageFetcher"]
+__all__ = [
+    "PAGE_MAX_BYTES",
+    "FetchedPage",
+    "PageFetcher",
+    "download_page",
+    "evidence_of",
+    "read_response",
+]
 
-#: Bytes read of one page at most (decoded). Article pages are rarely over 1 MB;
-#: past 5 MB the page is read up to the cap and marked truncated.
-PAGE_MAX_BYTES = 5 * 1024 * 1024
 #: A host that answers 429 or 503 is asked again at most this many times per page.
 OVERLOAD_RETRIES = 2
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
 _OVERLOADED = frozenset({429, 503})
 
 
@@ -94,13 +99,42 @@ class PageFetcher:
                     if attempt == OVERLOAD_RETRIES or (asked or 0) > MAX_DELAY:
                         return _failed(url, response, "http-error", f"HTTP {response.status}")
                     continue
-                return _read(url, response)
+                return read_response(url, response)
             finally:
                 self.pacer.finished(host)
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _read(url: str, response: Response | FetchFailure) -> FetchedPage:
+def download_page(client: HttpClient, url: str, *, max_bytes: int = PAGE_MAX_BYTES) -> FetchedPage:
+    """GET one page (no robots.txt, no pacing: for a page asked for by name)."""
+    return read_response(url, client.get(url, max_bytes=max_bytes))
+
+
+def evidence_of(page: FetchedPage, *, rdfa: bool = False) -> PageEvidence:
+    """What a fetched page says about its own changes (a failed fetch stays a failure)."""
+    if not page.ok:
+        detail = page.detail or page.error or "not fetched"
+        return failed_page(
+            page.url,
+            page.error or "http-error",
+            detail,
+            fetched_at=page.fetched_at,
+            status=page.status,
+        )
+    return read_page(
+        page.body,
+        url=page.url,
+        headers=page.headers,
+        status=page.status or 200,
+        fetched_at=page.fetched_at,
+        final_url=page.final_url,
+        truncated=page.truncated,
+        rdfa=rdfa,
+    )
+
+
+def read_response(url: str, response: Response | FetchFailure) -> FetchedPage:
+    """Download a page response's body when it is HTML; anything else is a reason."""
     if isinstance(response, FetchFailure):
         at = datetime.now(UTC)
         return FetchedPage(url, at, response.status, error=response.code, detail=response.detail)
@@ -108,7 +142,7 @@ def _read(url: str, response: Response | FetchFailure) -> FetchedPage:
         response.close()
         return _failed(url, response, "http-error", f"HTTP {response.status}")
     kind = (response.header("content-type") or "").split(";")[0].strip().lower()
-    if kind and kind not in _HTML_TYPES:
+    if kind and kind not in HTML_TYPES:
         response.close()
         return _failed(url, response, "not-html", f"content type {kind}")
     body = b"".join(response.body)
