@@ -41,10 +41,12 @@ def test_robots_rules_are_obeyed_and_crawl_delay_holds(serve):
     assert {p.loc.removeprefix(server.origin) for p, f in run.pages if f.error == "robots"} == (
         DISALLOWED | {"/blog/a.html?replytocom=3"}
     )
-    assert all(not f.requested for _, f in run.pages if f.error == "robots")
+    assert run.requested == len(ALLOWED)
     assert run.robots.crawl_delay == 0.3
     assert min(_gaps(requests)) >= 0.3  # Crawl-delay is larger than --delay: it wins
     assert run.fetched == len(ALLOWED) and run.requests == len(ALLOWED)
+    titled = {p.loc: e for p, e in run.pages if e.ok}
+    assert all(e.fingerprint is not None for e in titled.values())
     assert all("auditor/" in r.headers["User-Agent"] for r in requests)
     assert all(r.headers["Accept"].startswith("text/html") for r in requests)
 
@@ -205,3 +207,18 @@ def test_skipped_pages_are_replaced_by_allowed_ones(serve):
 
     assert {r.path for r in requests} == ALLOWED  # 8 allowed pages, the budget
     assert run.fetched == 8
+
+
+def test_sampled_pages_carry_their_evidence(serve):
+    server = serve("sites/sample-evidence")
+    run, _ = _sample(server, sample=6, delay=0.01)
+    by_name = {p.loc.rsplit("/", 1)[1]: (p, e) for p, e in run.pages}
+
+    assert run.fetched == 6
+    credible = {n for n, (_, e) in by_name.items() if e.date_modified and e.date_modified.credible}
+    assert credible == {"a.html", "b.html", "c.html"}
+    for name in ("d.html", "e.html"):  # dateModified stamped as the page is served
+        assert by_name[name][1].date_modified.why_not_credible == "render-time-date-modified"
+    assert by_name["f.html"][1].date_modified is None
+    page, evidence = by_name["a.html"]
+    assert evidence.date_modified.value == page.lastmod  # 11:00+01:00 is 10:00Z
