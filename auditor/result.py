@@ -1,0 +1,265 @@
+"""What an audit produces and what history keeps: verdicts, reasons, page observations.
+
+:class:`AuditResult` is the ``auditor audit --json`` contract (DESIGN.md).
+:class:`PageObservation` is one sampled page as history stores it, and as the
+scorer reads it back on the next run to see what changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from auditor.evidence import PageEvidence
+from auditor.sampler import SampledPage
+
+__all__ = [
+    "REASON_CODES",
+    "VERDICTS",
+    "AuditResult",
+    "ChangeFigures",
+    "PageObservation",
+    "Reason",
+    "SampleFigures",
+    "SegmentVerdict",
+]
+
+#: Verdicts (contract), from best to worst for scheduling.
+VERDICTS = ("trusted", "partial", "untrusted", "no-lastmod", "inconclusive")
+#: Reason codes (contract: DESIGN.md, AuditResult).
+REASON_CODES = frozenset(
+    {
+        "no-lastmod",
+        "shared-timestamp",
+        "generation-time",
+        "future-lastmod",
+        "invalid-lastmod",
+        "date-modified-mismatch",
+        "render-time-date-modified",
+        "changed-without-lastmod",
+        "lastmod-without-change",
+        "unverified",
+        "sitemap-unreadable",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a verdict was given, with the figure behind it."""
+
+    code: str
+    detail: str
+    segment: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object (contract)."""
+        return {"code": self.code, "detail": self.detail, "segment": self.segment}
+
+
+@dataclass(frozen=True)
+class SegmentVerdict:
+    """The verdict on one sub-sitemap, with its own figures."""
+
+    sitemap: str
+    urls: int
+    verdict: str
+    reasons: tuple[Reason, ...] = ()
+    agree: int = 0
+    disagree: int = 0
+    compared: int = 0  # panel pages fetched in both runs
+    changed: int = 0
+    lastmod_advanced: int = 0
+    change_rate: float | None = None  # estimated changes per page per day
+    recheck_days: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object: the contract's keys first."""
+        return {
+            "sitemap": self.sitemap,
+            "urls": self.urls,
+            "verdict": self.verdict,
+            "reasons": list(dict.fromkeys(r.code for r in self.reasons)),
+            "reason_details": [r.to_dict() for r in self.reasons],
+            "agree": self.agree,
+            "disagree": self.disagree,
+            "compared": self.compared,
+            "changed": self.changed,
+            "lastmod_advanced": self.lastmod_advanced,
+            "change_rate": _rounded(self.change_rate),
+            "recheck_days": _rounded(self.recheck_days),
+        }
+
+
+@dataclass(frozen=True)
+class SampleFigures:
+    """What the sample of this run showed."""
+
+    requested: int
+    fetched: int
+    with_date_modified: int  # credible ones
+    agree: int
+    disagree: int
+    skipped_robots: int
+    render_time: int = 0  # dateModified that vouch for nothing
+    agreement_low: float | None = None  # Wilson 95% lower bound of agree / (agree + disagree)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object (contract keys first)."""
+        return {
+            "requested": self.requested,
+            "fetched": self.fetched,
+            "with_date_modified": self.with_date_modified,
+            "agree": self.agree,
+            "disagree": self.disagree,
+            "skipped_robots": self.skipped_robots,
+            "render_time": self.render_time,
+            "agreement_low": _rounded(self.agreement_low),
+        }
+
+
+@dataclass(frozen=True)
+class ChangeFigures:
+    """Across runs, on the panel pages fetched in both: lastmod advanced (L) against
+    main content changed (C). Precision is P(C|L), recall P(L|C), each with its
+    Wilson 95% interval."""
+
+    compared: int
+    changed: int
+    lastmod_advanced: int
+    both: int  # L and C
+    precision: float | None
+    recall: float | None
+    precision_interval: tuple[float, float] | None
+    recall_interval: tuple[float, float] | None
+    agreement_low: float | None  # Wilson lower bound of (L and C, or neither) / compared
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object (contract keys first)."""
+        return {
+            "compared": self.compared,
+            "changed": self.changed,
+            "lastmod_advanced": self.lastmod_advanced,
+            "precision": _rounded(self.precision),
+            "recall": _rounded(self.recall),
+            "both": self.both,
+            "precision_interval": _interval(self.precision_interval),
+            "recall_interval": _interval(self.recall_interval),
+            "agreement_low": _rounded(self.agreement_low),
+        }
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """One audit of one site (the ``auditor audit --json`` contract)."""
+
+    site: str
+    started_at: datetime
+    verdict: str
+    reasons: tuple[Reason, ...]
+    inventory: dict[str, int]
+    dispersion: dict[str, Any]
+    sample: SampleFigures
+    changes: ChangeFigures | None
+    segments: tuple[SegmentVerdict, ...]
+    run_id: int | None = None
+    report: str | None = None
+    previous_verdict: str | None = None
+    recheck_days: float | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def degraded(self) -> bool:
+        """Trusted on the previous run, not any more."""
+        return self.previous_verdict == "trusted" and self.verdict != "trusted"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``auditor audit --json`` (schema 1)."""
+        return {
+            "schema": 1,
+            "site": self.site,
+            "run_id": self.run_id,
+            "started_at": self.started_at.isoformat(),
+            "verdict": self.verdict,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "inventory": dict(self.inventory),
+            "dispersion": self.dispersion,
+            "sample": self.sample.to_dict(),
+            "changes": self.changes.to_dict() if self.changes else None,
+            "segments": [s.to_dict() for s in self.segments],
+            "report": self.report,
+            "previous_verdict": self.previous_verdict,
+            "degraded": self.degraded,
+            "recheck_days": _rounded(self.recheck_days),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+        }
+
+
+@dataclass(frozen=True)
+class PageObservation:
+    """One sampled page of one run, as history keeps it."""
+
+    loc: str
+    sitemap: str
+    stratum: str
+    fetched_at: datetime
+    lastmod: datetime | None = None
+    lastmod_precision: str | None = None
+    status: int | None = None
+    error: str | None = None
+    date_modified: datetime | None = None
+    date_modified_precision: str | None = None
+    date_modified_source: str | None = None
+    date_modified_credible: bool | None = None
+    why_not_credible: str | None = None
+    date_published: datetime | None = None
+    http_last_modified: datetime | None = None
+    etag: str | None = None
+    fp_exact: str | None = None
+    fp_simhash: int | None = None
+    fp_structured: str | None = None
+    truncated: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when the page was fetched and read."""
+        return self.error is None
+
+    @classmethod
+    def of(cls, page: SampledPage, evidence: PageEvidence) -> PageObservation:
+        """The observation of a sampled page and what it said."""
+        dm, fp = evidence.date_modified, evidence.fingerprint
+        return cls(
+            loc=page.loc,
+            sitemap=page.sitemap,
+            stratum=page.stratum,
+            fetched_at=evidence.fetched_at,
+            lastmod=page.lastmod,
+            lastmod_precision=page.lastmod_precision,
+            status=evidence.status,
+            error=evidence.error,
+            date_modified=dm.value if dm else None,
+            date_modified_precision=dm.precision if dm else None,
+            date_modified_source=dm.source if dm else None,
+            date_modified_credible=dm.credible if dm else None,
+            why_not_credible=dm.why_not_credible if dm else None,
+            date_published=evidence.date_published.value if evidence.date_published else None,
+            http_last_modified=(
+                evidence.http_last_modified.value if evidence.http_last_modified else None
+            ),
+            etag=evidence.etag,
+            fp_exact=fp.exact if fp else None,
+            fp_simhash=fp.simhash if fp else None,
+            fp_structured=fp.structured if fp else None,
+            truncated=evidence.truncated,
+        )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _interval(value: tuple[float, float] | None) -> list[float] | None:
+    return None if value is None else [round(value[0], 4), round(value[1], 4)]
