@@ -1,0 +1,149 @@
+"""Scorer: dispersion flags, page evidence and the previous run's pages to a verdict.
+
+Pure: no network, no database. The audit pipeline gathers the inputs and saves
+the :class:`~auditor.result.AuditResult` it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from auditor.dispersion import DispersionReport
+from auditor.result import (
+    AuditResult,
+    ChangeFigures,
+    PageObservation,
+    Reason,
+    SampleFigures,
+    SegmentVerdict,
+)
+from auditor.scorer.stats import wilson
+from auditor.scorer.tally import Tally, tally_pages
+from auditor.scorer.verdict import (
+    DEFAULT_RECHECK_DAYS,
+    judge_segment,
+    judge_site,
+    pooled_trust,
+    recheck_days,
+)
+
+__all__ = ["ScoreInputs", "score"]
+
+
+@dataclass(frozen=True)
+class ScoreInputs:
+    """Everything the scorer reads."""
+
+    site: str
+    started_at: datetime
+    inventory: dict[str, int]
+    readable: bool
+    dispersion: DispersionReport
+    pages: Sequence[PageObservation]
+    previous_pages: Sequence[PageObservation] = ()
+    previous_verdict: str | None = None
+
+
+def score(inputs: ScoreInputs) -> AuditResult:
+    """The verdict on a site and on each of its sub-sitemaps, with reasons and figures."""
+    tallies = tally_pages(inputs.pages, inputs.previous_pages)
+    segments = [
+        judge_segment(s, tallies.get(s.sitemap, Tally()))
+        for s in inputs.dispersion.segments
+        if s.figures.urls
+    ]
+    segments = _lift_by_pooled_evidence(segments, tallies)
+    site = Tally()
+    for tally in tallies.values():
+        site.add(tally)
+    verdict = judge_site(segments) if inputs.readable else "inconclusive"
+    reasons = _site_reasons(inputs, segments)
+    return AuditResult(
+        site=inputs.site,
+        started_at=inputs.started_at,
+        verdict=verdict,
+        reasons=tuple(reasons),
+        inventory=dict(inputs.inventory),
+        dispersion=_dispersion_dict(inputs.dispersion),
+        sample=_sample_figures(site),
+        changes=_change_figures(site) if inputs.previous_pages else None,
+        segments=tuple(segments),
+        previous_verdict=inputs.previous_verdict,
+        recheck_days=_site_recheck(segments, site),
+    )
+
+
+def _lift_by_pooled_evidence(
+    segments: list[SegmentVerdict], tallies: dict[str, Tally]
+) -> list[SegmentVerdict]:
+    """Sub-sitemaps too small to earn trust alone share the evidence of the clean ones.
+
+    When the evidence pooled over every sub-sitemap without contrary findings earns
+    trust, each of them that was sampled and only lacked evidence becomes trusted.
+    """
+    clean = [s for s in segments if s.verdict in ("trusted", "inconclusive")]
+    route = pooled_trust([tallies.get(s.sitemap, Tally()) for s in clean])
+    if route is None:
+        return segments
+    lifted = []
+    for segment in segments:
+        sampled = tallies.get(segment.sitemap, Tally()).fetched > 0
+        if segment.verdict == "inconclusive" and sampled:
+            kept = tuple(r for r in segment.reasons if r.code != "unverified")
+            segment = replace(segment, verdict="trusted", reasons=kept)
+        lifted.append(segment)
+    return lifted
+
+
+def _site_reasons(inputs: ScoreInputs, segments: list[SegmentVerdict]) -> list[Reason]:
+    if not inputs.readable:
+        return [Reason("sitemap-unreadable", "no sitemap could be read")]
+    reasons = [r for s in segments if s.verdict != "trusted" for r in s.reasons]
+    reasons += [r for s in segments if s.verdict == "trusted" for r in s.reasons]
+    return reasons
+
+
+def _sample_figures(site: Tally) -> SampleFigures:
+    interval = wilson(site.agree, site.with_date_modified)
+    return SampleFigures(
+        requested=site.requested,
+        fetched=site.fetched,
+        with_date_modified=site.with_date_modified,
+        agree=site.agree,
+        disagree=site.disagree,
+        skipped_robots=site.skipped_robots,
+        render_time=site.render_time,
+        agreement_low=interval[0] if interval else None,
+    )
+
+
+def _change_figures(site: Tally) -> ChangeFigures:
+    precision = wilson(site.both, site.advanced)
+    recall = wilson(site.both, site.changed)
+    agreement = wilson(site.consistent, site.compared)
+    return ChangeFigures(
+        compared=site.compared,
+        changed=site.changed,
+        lastmod_advanced=site.advanced,
+        both=site.both,
+        precision=site.both / site.advanced if site.advanced else None,
+        recall=site.both / site.changed if site.changed else None,
+        precision_interval=precision,
+        recall_interval=recall,
+        agreement_low=agreement[0] if agreement else None,
+    )
+
+
+def _site_recheck(segments: list[SegmentVerdict], site: Tally) -> float:
+    known = [s.recheck_days for s in segments if s.recheck_days is not None]
+    if known:
+        return min(known)
+    return recheck_days(site) or DEFAULT_RECHECK_DAYS
+
+
+def _dispersion_dict(report: DispersionReport) -> dict[str, object]:
+    figures = report.to_dict()
+    figures["flags"] = [f.code for f in report.flags]
+    return figures

@@ -1,0 +1,119 @@
+"""Counting the evidence: lastmod against credible dateModified, and changes across runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from auditor.evidence import DatedValue, compare_lastmod
+from auditor.result import PageObservation
+
+__all__ = ["Tally", "tally_pages"]
+
+#: Reasons a dateModified vouches for nothing (the evidence stage's words).
+_RENDER_TIME = frozenset(
+    {"render-time-date-modified", "shared-date-modified", "future-date-modified"}
+)
+
+
+@dataclass
+class Tally:
+    """The evidence gathered for one sub-sitemap (or pooled over several)."""
+
+    requested: int = 0
+    fetched: int = 0
+    skipped_robots: int = 0
+    with_date_modified: int = 0  # credible ones, on pages with a lastmod
+    agree: int = 0
+    disagree: int = 0
+    render_time: int = 0
+    errors_seconds: list[float] = field(default_factory=list)  # signed, lastmod - page
+    compared: int = 0  # panel pages read in both runs
+    changed: int = 0  # C: main content changed
+    advanced: int = 0  # L: lastmod moved forward
+    both: int = 0  # L and C
+    interval_days: list[float] = field(default_factory=list)
+
+    def add(self, other: Tally) -> None:
+        """Pool ``other`` into this tally."""
+        for name in (
+            "requested", "fetched", "skipped_robots", "with_date_modified", "agree",
+            "disagree", "render_time", "compared", "changed", "advanced", "both",
+        ):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.errors_seconds += other.errors_seconds
+        self.interval_days += other.interval_days
+
+    @property
+    def changed_without_lastmod(self) -> int:
+        """C and not L."""
+        return self.changed - self.both
+
+    @property
+    def lastmod_without_change(self) -> int:
+        """L and not C."""
+        return self.advanced - self.both
+
+    @property
+    def consistent(self) -> int:
+        """Panel pages where lastmod told the truth: L and C, or neither."""
+        return self.compared - self.changed_without_lastmod - self.lastmod_without_change
+
+
+def tally_pages(
+    current: Sequence[PageObservation], previous: Iterable[PageObservation] = ()
+) -> dict[str, Tally]:
+    """One tally per sub-sitemap from this run's pages and the previous run's."""
+    earlier = {p.loc: p for p in previous if p.ok}
+    tallies: dict[str, Tally] = {}
+    for page in current:
+        tally = tallies.setdefault(page.sitemap, Tally())
+        _count_fetch(tally, page)
+        if page.ok:
+            _count_date_modified(tally, page)
+            before = earlier.get(page.loc)
+            if before is not None:
+                _count_change(tally, before, page)
+    return tallies
+
+
+def _count_fetch(tally: Tally, page: PageObservation) -> None:
+    if page.error == "robots":
+        tally.skipped_robots += 1
+    elif page.error not in ("off-site", "not-http"):
+        tally.requested += 1
+    tally.fetched += page.ok
+
+
+def _count_date_modified(tally: Tally, page: PageObservation) -> None:
+    if page.date_modified is None:
+        return
+    if not page.date_modified_credible:
+        tally.render_time += page.why_not_credible in _RENDER_TIME
+        return
+    if page.lastmod is None or page.lastmod_precision is None:
+        return
+    observed = DatedValue(
+        page.date_modified,
+        "",
+        page.date_modified_source or "json-ld",
+        page.date_modified_precision or "second",
+    )
+    comparison = compare_lastmod(page.lastmod, page.lastmod_precision, observed)
+    tally.with_date_modified += 1
+    tally.agree += comparison.agrees
+    tally.disagree += not comparison.agrees
+    tally.errors_seconds.append(comparison.signed_error_seconds)
+
+
+def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -> None:
+    if before.fp_exact is None or now.fp_exact is None:
+        return
+    changed = before.fp_exact != now.fp_exact
+    advanced = now.lastmod is not None and (before.lastmod is None or now.lastmod > before.lastmod)
+    tally.compared += 1
+    tally.changed += changed
+    tally.advanced += advanced
+    tally.both += changed and advanced
+    days = (now.fetched_at - before.fetched_at).total_seconds() / 86_400
+    tally.interval_days.append(max(days, 0.0))
