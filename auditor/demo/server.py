@@ -1,0 +1,80 @@
+"""Serving simulated sites on 127.0.0.1, one port (one origin) per site."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from auditor.demo.site import SimulatedSite
+
+__all__ = ["SiteServer"]
+
+
+class _Quiet(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client hanging up early is not our problem
+
+
+class SiteServer:
+    """One simulated site on its own loopback port, served from a thread."""
+
+    def __init__(self, site: SimulatedSite) -> None:
+        self.site = site
+        self.requests: list[str] = []
+        handler = _handler_for(self)
+        self._httpd = _Quiet(("127.0.0.1", 0), handler)
+        self.origin = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def respond(self, path: str) -> tuple[int, str, str]:
+        """(status, content type, body) for a path, as the site would answer it."""
+        now = datetime.now(UTC).replace(microsecond=0)
+        site, origin = self.site, self.origin
+        path = path.split("?", 1)[0]
+        if path == "/robots.txt":
+            return 200, "text/plain", site.robots_txt(origin)
+        if path == "/sitemap.xml":
+            return 200, "application/xml", site.sitemap(origin, now)
+        if path.startswith("/sitemap-") and path.endswith(".xml"):
+            section = path[len("/sitemap-") : -len(".xml")]
+            if section in site.sections:
+                return 200, "application/xml", site.section_sitemap(section, origin, now)
+        page = site.page_html(path, now)
+        if page is not None:
+            return 200, "text/html; charset=utf-8", page
+        return 404, "text/plain", "not found"
+
+    def close(self) -> None:
+        """Stop serving."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> SiteServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _handler_for(server: SiteServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            server.requests.append(self.path)
+            status, kind, text = server.respond(self.path)
+            body = text.encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Handler
