@@ -118,14 +118,17 @@ def translated(path: Path) -> Iterator[None]:
     """Turn sqlite3's exceptions into :class:`HistoryError`, naming the file."""
     try:
         yield
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise HistoryError(f"{path}: still busy after {BUSY_TIMEOUT_SECONDS:g} s") from exc
-        raise HistoryError(f"{path}: {exc}") from exc
-    except sqlite3.DatabaseError as exc:
-        raise HistoryError(f"{path}: damaged or not a history database ({exc})") from exc
     except sqlite3.Error as exc:
-        raise HistoryError(f"{path}: {exc}") from exc
+        raise HistoryError(_message(path, exc)) from exc
+
+
+def _message(path: Path, exc: sqlite3.Error) -> str:
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return f"{path} is still busy after {BUSY_TIMEOUT_SECONDS:g} s ({exc})"
+    if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+        return f"{path} is damaged or not a SQLite database ({exc}); it was left as it is"
+    return f"{path}: {exc}"
 
 
 @contextmanager
@@ -163,11 +166,8 @@ def connect(path: Path) -> tuple[sqlite3.Connection, list[str]]:
 
 def _check(conn: sqlite3.Connection, path: Path) -> None:
     """Refuse a file we must not touch; reads only."""
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = [row[0] for row in conn.execute(_TABLES)]
-    except sqlite3.DatabaseError as exc:
-        raise HistoryError(f"{path} is not a SQLite database or is damaged ({exc})") from exc
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = [row[0] for row in conn.execute(_TABLES)]
     if version > len(MIGRATIONS):
         raise HistoryError(_newer(path, version))
     if version == 0 and tables:  # ours come with a version: migrations are atomic

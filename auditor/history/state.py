@@ -37,7 +37,7 @@ __all__ = ["STATE_COLUMNS", "STATE_VERSION", "decode_state", "encode_state"]
 STATE_VERSION = 1
 #: The columns a decoded state has, in order.
 STATE_COLUMNS = ("loc", "lastmod", "lastmod_precision", "sitemap")
-_LEVEL = 6
+_LEVEL = 1  # level 6: 8% smaller, twice as slow (1M URLs: 10.2 MB in 1.14 s, 11.0 MB in 0.52 s)
 _HEADER_SIZE = struct.Struct("<BI")
 _SECTIONS = ("loc", "lastmod", "precision", "sitemap")
 
@@ -63,7 +63,7 @@ def encode_state(entries: pd.DataFrame) -> bytes:
             "sitemaps": sitemaps,
             "sections": [len(section) for section in packed],
         },
-        ensure_ascii=False,
+        separators=(",", ":"),
     ).encode("utf-8")
     return b"".join([_HEADER_SIZE.pack(STATE_VERSION, len(header)), header, *packed])
 
@@ -87,10 +87,19 @@ def decode_state(blob: bytes) -> pd.DataFrame:
         {
             "loc": pd.Series(locs, dtype=object),
             "lastmod": pd.Series(lastmod).dt.tz_localize("UTC"),
-            "lastmod_precision": pd.Categorical.from_codes(precision, header["precisions"]),
-            "sitemap": pd.Categorical.from_codes(sitemap, header["sitemaps"]),
+            "lastmod_precision": _categorical(precision, header["precisions"]),
+            "sitemap": _categorical(sitemap, header["sitemaps"]),
         }
     )
+
+
+def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
+    import pandas as pd
+
+    try:
+        return pd.Categorical.from_codes(codes, pd.Index(names, dtype=str))
+    except ValueError as exc:  # a code out of range
+        raise HistoryError(f"url_state: damaged codes ({exc})") from exc
 
 
 def _encode_locs(locs: list[str]) -> tuple[str, bytes]:
