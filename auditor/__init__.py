@@ -14,12 +14,15 @@ The library API mirrors the command line::
     evidence = auditor.read_page(html_bytes, url=url, headers=headers, status=200,
                                  fetched_at=fetched_at)
     evidence.date_modified, evidence.fingerprint
+
+    with auditor.History.open() as history:   # AUDITOR_DB, else the default location
+        history.runs("https://example.com")
 """
 
 __version__ = "0.1.0"
 
 from auditor.dispersion import DispersionReport, Flag, analyse
-from auditor.errors import AuditorError, NothingReadable, UsageError
+from auditor.errors import AuditorError, HistoryError, NothingReadable, UsageError
 from auditor.evidence import (
     Comparison,
     DatedValue,
@@ -30,6 +33,7 @@ from auditor.evidence import (
     read_page,
     simhash_distance,
 )
+from auditor.history import History
 from auditor.http import HttpClient, HttpOptions
 from auditor.inspection import Inspection, inspect_target
 from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
@@ -43,6 +47,8 @@ __all__ = [
     "DispersionReport",
     "Fingerprint",
     "Flag",
+    "History",
+    "HistoryError",
     "HttpClient",
     "HttpOptions",
     "Inspection",

@@ -5,7 +5,8 @@ Exceptions are for what stops a whole command::
 
     AuditorError
     ├── UsageError            a target or option that cannot be used
-    └── NothingReadable       no sitemap at all could be read for the target
+    ├── NothingReadable       no sitemap at all could be read for the target
+    └── HistoryError          the history database cannot be used (damaged, newer, busy)
 """
 
 from __future__ import annotations
@@ -21,3 +22,8 @@ class UsageError(AuditorError):
 
 class NothingReadable(AuditorError):
     """Not one sitemap could be read for the target."""
+
+
+class HistoryError(AuditorError):
+    """The history database cannot be opened or used: not SQLite, damaged, made by a
+    newer auditor, or locked for longer than the busy timeout. Nothing was changed."""

@@ -1,0 +1,169 @@
+"""A site's latest inventory as one compact blob: the ``url_state`` of history.
+
+Layout (version 1), all integers little-endian::
+
+    byte 0      version (1)
+    bytes 1-4   uint32: length of the JSON header
+    header      {"urls", "loc_format", "precisions", "sitemaps", "sections"}
+    sections    four zlib streams, lengths in the header:
+                loc        UTF-8 text, one loc a line ("lines"), or a JSON list ("json")
+                           when some loc holds a line break
+                lastmod    int64 microseconds since the epoch, UTC, NaT as int64 min;
+                           byte-shuffled (all first bytes, then all second bytes...)
+                precision  int8 code into "precisions", -1 when absent
+                sitemap    int32 code into "sitemaps", -1 when absent
+
+Microseconds rather than nanoseconds: every lastmod is exact to the microsecond
+(Python datetimes are), and the walker accepts years 0001 to 9999, which
+nanoseconds since 1970 cannot hold.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from auditor.errors import HistoryError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["STATE_COLUMNS", "STATE_VERSION", "decode_state", "encode_state"]
+
+STATE_VERSION = 1
+#: The columns a decoded state has, in order.
+STATE_COLUMNS = ("loc", "lastmod", "lastmod_precision", "sitemap")
+_LEVEL = 1  # level 6: 8% smaller, twice as slow (1M URLs: 10.2 MB in 1.14 s, 11.0 MB in 0.52 s)
+_HEADER_SIZE = struct.Struct("<BI")
+_SECTIONS = ("loc", "lastmod", "precision", "sitemap")
+
+
+def encode_state(entries: pd.DataFrame) -> bytes:
+    """The blob of ``entries`` (loc, lastmod, lastmod_precision, sitemap)."""
+    locs = [str(loc) for loc in entries["loc"]]
+    loc_format, loc_bytes = _encode_locs(locs)
+    precisions, precision_codes = _codes(entries["lastmod_precision"], np.int8)
+    sitemaps, sitemap_codes = _codes(entries["sitemap"], np.int32)
+    raw = {
+        "loc": loc_bytes,
+        "lastmod": _shuffle(_microseconds(entries["lastmod"])),
+        "precision": precision_codes.tobytes(),
+        "sitemap": sitemap_codes.tobytes(),
+    }
+    packed = [zlib.compress(raw[name], _LEVEL) for name in _SECTIONS]
+    header = json.dumps(
+        {
+            "urls": len(locs),
+            "loc_format": loc_format,
+            "precisions": precisions,
+            "sitemaps": sitemaps,
+            "sections": [len(section) for section in packed],
+        },
+        separators=(",", ":"),
+    ).encode("utf-8")
+    return b"".join([_HEADER_SIZE.pack(STATE_VERSION, len(header)), header, *packed])
+
+
+def decode_state(blob: bytes) -> pd.DataFrame:
+    """The DataFrame of a blob made by :func:`encode_state`.
+
+    ``lastmod`` is ``datetime64[us, UTC]`` (the inventory's unit), ``lastmod_precision``
+    and ``sitemap`` are categoricals, ``loc`` holds Python strings.
+    """
+    import pandas as pd
+
+    header, sections = _split(blob)
+    n = int(header["urls"])
+    locs = _decode_locs(header["loc_format"], sections["loc"], n)
+    micros = _unshuffle(sections["lastmod"], n)
+    lastmod = micros.view("datetime64[us]")  # int64 min is NaT
+    precision = np.frombuffer(sections["precision"], dtype="<i1")
+    sitemap = np.frombuffer(sections["sitemap"], dtype="<i4")
+    return pd.DataFrame(
+        {
+            "loc": pd.Series(locs, dtype=object),
+            "lastmod": pd.Series(lastmod).dt.tz_localize("UTC"),
+            "lastmod_precision": _categorical(precision, header["precisions"]),
+            "sitemap": _categorical(sitemap, header["sitemaps"]),
+        }
+    )
+
+
+def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
+    import pandas as pd
+
+    try:
+        return pd.Categorical.from_codes(codes, pd.Index(names, dtype=str))
+    except ValueError as exc:  # a code out of range
+        raise HistoryError(f"url_state: damaged codes ({exc})") from exc
+
+
+def _encode_locs(locs: list[str]) -> tuple[str, bytes]:
+    text = "\n".join(locs)
+    if text.count("\n") == max(len(locs) - 1, 0):
+        return "lines", text.encode("utf-8", "surrogatepass")
+    return "json", json.dumps(locs, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _decode_locs(loc_format: str, data: bytes, n: int) -> list[str]:
+    text = data.decode("utf-8", "surrogatepass")
+    if loc_format == "json":
+        locs: list[str] = json.loads(text)
+    elif loc_format == "lines":
+        locs = text.split("\n") if n else []
+    else:
+        raise HistoryError(f"url_state: unknown loc format {loc_format!r}")
+    if len(locs) != n:
+        raise HistoryError(f"url_state: {len(locs)} locs where the header says {n}")
+    return locs
+
+
+def _microseconds(column: pd.Series) -> np.ndarray:
+    import pandas as pd
+
+    stamps = pd.to_datetime(column, utc=True).dt.tz_localize(None)
+    return stamps.to_numpy(dtype="datetime64[us]").view(np.int64).astype("<i8")
+
+
+def _codes(column: pd.Series, dtype: type[np.integer]) -> tuple[list[str], np.ndarray]:
+    """Category names and each row's code (-1 when absent)."""
+    import pandas as pd
+
+    categorical = pd.Categorical(column)
+    names = [str(name) for name in categorical.categories]
+    if len(names) > np.iinfo(dtype).max:
+        raise ValueError(f"url_state: {len(names)} distinct values do not fit {dtype.__name__}")
+    return names, categorical.codes.astype(np.dtype(dtype).newbyteorder("<"))
+
+
+def _shuffle(values: np.ndarray) -> bytes:
+    """All first bytes, then all second bytes...: zlib finds far more repeats."""
+    return values.view(np.uint8).reshape(-1, 8).T.tobytes()
+
+
+def _unshuffle(data: bytes, n: int) -> np.ndarray:
+    planes = np.frombuffer(data, dtype=np.uint8)
+    if planes.size != 8 * n:
+        raise HistoryError(f"url_state: {planes.size} lastmod bytes for {n} URLs")
+    return np.ascontiguousarray(planes.reshape(8, n).T).view("<i8").reshape(n)
+
+
+def _split(blob: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The header and the decompressed sections; HistoryError when the blob is unusable."""
+    try:
+        version, size = _HEADER_SIZE.unpack_from(blob)
+        if version != STATE_VERSION:
+            raise HistoryError(f"url_state: version {version}, this auditor reads {STATE_VERSION}")
+        start = _HEADER_SIZE.size
+        header = json.loads(blob[start : start + size])
+        offset, sections = start + size, {}
+        for name, length in zip(_SECTIONS, header["sections"], strict=True):
+            sections[name] = zlib.decompress(blob[offset : offset + length])
+            offset += length
+    except (struct.error, ValueError, KeyError, TypeError, zlib.error) as exc:
+        raise HistoryError(f"url_state: damaged blob ({exc})") from exc
+    return header, sections

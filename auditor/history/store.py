@@ -1,0 +1,257 @@
+"""The History class: the one door to the database of past audits."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from auditor.history.db import connect, resolve_path, translated, write_transaction
+from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
+from auditor.history.rows import (
+    FILE_COLUMNS,
+    PAGE_COLUMNS,
+    SEGMENT_COLUMNS,
+    file_dict,
+    file_row,
+    page_of,
+    page_row,
+    segment_row,
+    to_json,
+)
+from auditor.history.state import decode_state, encode_state
+from auditor.history.tables import TABLES, table_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from auditor.models import SitemapFile
+    from auditor.result import AuditResult, PageObservation
+
+__all__ = ["History"]
+
+_RUN_COLUMNS = "r.id, s.origin, r.started_at, r.finished_at, r.verdict, r.recheck_days"
+_LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
+
+
+def _insert(table: str, columns: Sequence[str]) -> str:
+    names = ", ".join(("run_id", "position", *columns))
+    return f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * (len(columns) + 2))})"
+
+
+_INSERT_FILE = _insert("sitemap_files", FILE_COLUMNS)
+_INSERT_SEGMENT = _insert("segments", SEGMENT_COLUMNS)
+_INSERT_PAGE = _insert("pages", PAGE_COLUMNS)
+
+
+class History:
+    """Past audits in a SQLite file: sites, runs, sitemap files, segment verdicts, sampled
+    pages and each site's latest inventory.
+
+    Open with :meth:`open`; use as a context manager or call :meth:`close`. Writes are
+    short ``BEGIN IMMEDIATE`` transactions, so several processes may share one file.
+    Every failure of the database surfaces as :class:`~auditor.errors.HistoryError`.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, applied: Sequence[str]) -> None:
+        self._conn = conn
+        self.path = path
+        #: Names of the migrations applied when this database was opened.
+        self.applied = tuple(applied)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None) -> History:
+        """Open (creating it if needed) the database at ``path``, else ``AUDITOR_DB``, else
+        :func:`~auditor.history.default_db_path`; apply missing migrations."""
+        resolved = resolve_path(path)
+        conn, applied = connect(resolved)
+        return cls(conn, resolved, applied)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self._conn.close()
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"History({str(self.path)!r})"
+
+    # -- writing ---------------------------------------------------------------------
+
+    def save_run(
+        self,
+        result: AuditResult,
+        *,
+        files: Sequence[SitemapFile],
+        entries: pd.DataFrame,
+        pages: Sequence[PageObservation],
+    ) -> int:
+        """Save one finished run in one transaction; its new run id.
+
+        The site is created if new. ``result.run_id`` is ignored: the stored JSON carries
+        the new id, and ``finished_at`` (now when the result has none). The site's
+        ``url_state`` becomes ``entries`` unless a run that started later is already saved.
+        """
+        finished = result.finished_at or datetime.now(UTC)
+        started = instant_text(result.started_at)
+        state = encode_state(entries)  # before the transaction: it may take a second
+        file_rows = [file_row(f) for f in files]
+        page_rows = [page_row(p) for p in pages]
+        segment_rows = [segment_row(s) for s in result.segments]
+        with translated(self.path), write_transaction(self._conn) as conn:
+            site_id = self._site_id(result.site, finished)
+            run_id = self._next_run_id()
+            stored = replace(result, run_id=run_id, finished_at=finished)
+            conn.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, site_id, started, instant_text(finished), result.verdict,
+                 result.recheck_days, to_json(stored.to_dict())),
+            )  # fmt: skip
+            conn.executemany(_INSERT_FILE, _numbered(run_id, file_rows))
+            conn.executemany(_INSERT_SEGMENT, _numbered(run_id, segment_rows))
+            conn.executemany(_INSERT_PAGE, _numbered(run_id, page_rows))
+            self._replace_state(site_id, run_id, started, len(entries), state)
+        return run_id
+
+    def _site_id(self, origin: str, now: datetime) -> int:
+        row = self._conn.execute("SELECT id FROM sites WHERE origin = ?", (origin,)).fetchone()
+        if row is not None:
+            return int(row[0])
+        cursor = self._conn.execute(
+            "INSERT INTO sites (origin, created_at) VALUES (?, ?)", (origin, instant_text(now))
+        )
+        return int(cursor.lastrowid or 0)
+
+    def _next_run_id(self) -> int:
+        return int(self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM runs").fetchone()[0])
+
+    def _replace_state(
+        self, site_id: int, run_id: int, started: str, urls: int, data: bytes
+    ) -> None:
+        current = self._conn.execute(
+            "SELECT r.started_at FROM url_state u JOIN runs r ON r.id = u.run_id"
+            " WHERE u.site_id = ?",
+            (site_id,),
+        ).fetchone()
+        if current is not None and current[0] > started:
+            return  # a run that started later already left its inventory
+        self._conn.execute(
+            "INSERT OR REPLACE INTO url_state (site_id, run_id, urls, data) VALUES (?, ?, ?, ?)",
+            (site_id, run_id, urls, data),
+        )
+
+    # -- reading ---------------------------------------------------------------------
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with translated(self.path):
+            return self._conn.execute(sql, params).fetchall()
+
+    def sites(self) -> list[SiteRecord]:
+        """Every site with its latest run, by origin."""
+        rows = self._all(
+            f"SELECT {_RUN_COLUMNS}, count(*) OVER (PARTITION BY r.site_id) AS runs,"
+            f" row_number() OVER (PARTITION BY r.site_id {_LATEST_FIRST}) AS rank"
+            " FROM runs r JOIN sites s ON s.id = r.site_id ORDER BY s.origin"
+        )
+        return [SiteRecord.of(row[1], row[6], _run(row[:6])) for row in rows if row[7] == 1]
+
+    def due_sites(self, now: datetime) -> list[SiteRecord]:
+        """The sites whose ``due_at`` is at or before ``now`` (an aware datetime)."""
+        moment = aware(now)
+        return [site for site in self.sites() if site.due_at <= moment]
+
+    def runs(self, site: str | None = None) -> list[RunRecord]:
+        """Every run (or those of ``site``), oldest first."""
+        where, params = ("WHERE s.origin = ?", (site,)) if site is not None else ("", ())
+        rows = self._all(
+            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN sites s ON s.id = r.site_id {where}"
+            " ORDER BY r.started_at, r.id",
+            params,
+        )
+        return [_run(row) for row in rows]
+
+    def latest_run(self, site: str) -> RunRecord | None:
+        """The run of ``site`` that started last, or None."""
+        rows = self._all(
+            f"SELECT {_RUN_COLUMNS} FROM runs r JOIN sites s ON s.id = r.site_id"
+            f" WHERE s.origin = ? {_LATEST_FIRST} LIMIT 1",
+            (site,),
+        )
+        return _run(rows[0]) if rows else None
+
+    def result(self, run_id: int) -> dict[str, Any] | None:
+        """The stored ``AuditResult`` JSON of a run, or None."""
+        import json
+
+        rows = self._all("SELECT result FROM runs WHERE id = ?", (run_id,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def latest_entries(self, site: str) -> pd.DataFrame | None:
+        """The site's latest inventory (loc, lastmod, lastmod_precision, sitemap), or None."""
+        rows = self._all(
+            "SELECT u.data FROM url_state u JOIN sites s ON s.id = u.site_id WHERE s.origin = ?",
+            (site,),
+        )
+        return decode_state(rows[0][0]) if rows else None
+
+    def pages(self, run_id: int) -> list[PageObservation]:
+        """The pages sampled in a run, in the order they were saved."""
+        columns = ", ".join(PAGE_COLUMNS)
+        rows = self._all(
+            f"SELECT {columns} FROM pages WHERE run_id = ? ORDER BY position", (run_id,)
+        )
+        return [page_of(row) for row in rows]
+
+    def latest_pages(self, site: str) -> list[PageObservation]:
+        """The pages sampled in the site's latest run (empty when it has none)."""
+        latest = self.latest_run(site)
+        return self.pages(latest.run_id) if latest else []
+
+    def segment_verdicts(self, run_id: int) -> dict[str, str]:
+        """Each sub-sitemap's verdict in a run."""
+        rows = self._all(
+            "SELECT sitemap, verdict FROM segments WHERE run_id = ? ORDER BY position", (run_id,)
+        )
+        return dict(rows)
+
+    def sitemap_files(self, run_id: int) -> list[dict[str, Any]]:
+        """The sitemap files of a run; ``SitemapFile(**d)`` rebuilds each."""
+        columns = ", ".join(FILE_COLUMNS)
+        rows = self._all(
+            f"SELECT {columns} FROM sitemap_files WHERE run_id = ? ORDER BY position", (run_id,)
+        )
+        return [file_dict(row) for row in rows]
+
+    def table(self, name: str) -> pd.DataFrame:
+        """A flat DataFrame for exports: one of ``sites``, ``runs``, ``segments``, ``pages``."""
+        if name not in TABLES:
+            raise ValueError(f"no table {name!r}: choose from {', '.join(TABLES)}")
+        if name == "sites":
+            return table_frame(name, self.sites(), [])
+        with translated(self.path):
+            cursor = self._conn.execute(TABLES[name])
+            columns = [column[0] for column in cursor.description]
+            return table_frame(name, cursor.fetchall(), columns)
+
+
+def _numbered(run_id: int, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return [(run_id, position, *row) for position, row in enumerate(rows)]
+
+
+def _run(row: Sequence[Any]) -> RunRecord:
+    run_id, site, started, finished, verdict, recheck_days = row
+    return RunRecord(run_id, site, instant(started), instant(finished), verdict, recheck_days)

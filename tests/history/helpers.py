@@ -1,0 +1,150 @@
+"""Real values for history tests: an audit result, its files, entries and pages."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
+
+import pandas as pd
+
+from auditor.inventory import entries_to_dataframe
+from auditor.models import SitemapEntry, SitemapFile
+from auditor.result import (
+    AuditResult,
+    ChangeFigures,
+    PageObservation,
+    Reason,
+    SampleFigures,
+    SegmentVerdict,
+)
+
+STARTED = datetime(2026, 11, 29, 20, 0, 0, 250_000, tzinfo=UTC)
+BIG_SIMHASH = 2**64 - 12_345  # > 2**63: negative once stored as signed 64-bit
+PARIS = timezone(timedelta(hours=1))
+
+
+def result(
+    site: str = "https://example.com",
+    *,
+    started: datetime = STARTED,
+    verdict: str = "untrusted",
+    recheck_days: float | None = 3.5,
+    run_id: int | None = 99,
+) -> AuditResult:
+    """A result with reasons, both segments, a sample and changes."""
+    news, blog = f"{site}/news.xml", f"{site}/blog.xml"
+    generation = Reason("generation-time", "98% of lastmods within 2 s", news)
+    return AuditResult(
+        site=site,
+        started_at=started,
+        verdict=verdict,
+        reasons=(generation, Reason("unverified", "no credible dateModified")),
+        inventory={"sitemaps": 3, "urls": 5, "with_lastmod": 3, "problems": 1},
+        dispersion={"site": {"urls": 5, "top_share": 0.6}, "flags": ["generation-time"]},
+        sample=SampleFigures(10, 9, 4, 3, 1, 1, render_time=2, agreement_low=0.3),
+        changes=ChangeFigures(6, 2, 3, 2, 0.667, 1.0, (0.2, 0.94), (0.34, 1.0), 0.42),
+        segments=(
+            SegmentVerdict(news, 3, "untrusted", (generation,), agree=1, compared=3),
+            SegmentVerdict(blog, 2, "inconclusive", change_rate=0.05, recheck_days=7.25),
+        ),
+        run_id=run_id,
+        report="reports/example.com/index.html",
+        previous_verdict="trusted",
+        recheck_days=recheck_days,
+        finished_at=started + timedelta(minutes=3),
+    )
+
+
+def files(site: str = "https://example.com") -> list[SitemapFile]:
+    """An index, two readable children (one gzip'd, with validators) and a 404."""
+    at = STARTED + timedelta(seconds=1)
+    index = f"{site}/sitemap.xml"
+    return [
+        SitemapFile(index, "sitemapindex", None, True, at, 200, records=3, bytes_read=420),
+        SitemapFile(
+            f"{site}/news.xml",
+            "urlset",
+            index,
+            False,
+            at.astimezone(PARIS),
+            200,
+            final_url=f"{site}/news.xml.gz",
+            date_header="Sun, 29 Nov 2026 20:00:01 GMT",
+            last_modified_header="Sun, 29 Nov 2026 19:58:00 GMT",
+            etag='W/"abc"',
+            index_lastmod=datetime(2026, 11, 29, 19, 58, tzinfo=UTC),
+            records=3,
+            urls=3,
+            bytes_read=900,
+            gzipped=True,
+            readable=True,
+        ),
+        SitemapFile(f"{site}/blog.xml", "urlset", index, False, at, 200, urls=2, readable=True),
+        SitemapFile(f"{site}/gone.xml", "unreadable", index, False, at, 404),
+    ]
+
+
+def entries(site: str = "https://example.com") -> pd.DataFrame:
+    """Five URLs: fractions of a second, a date-only value, an offset, two without lastmod."""
+    news, blog = f"{site}/news.xml", f"{site}/blog.xml"
+    fraction = datetime(2026, 11, 29, 19, 58, 1, 123_456, tzinfo=UTC)
+    rows = [
+        SitemapEntry(f"{site}/a", fraction, "fraction", "2026-11-29T19:58:01.123456Z", news),
+        SitemapEntry(f"{site}/b", datetime(2026, 11, 1, tzinfo=UTC), "day", "2026-11-01", news),
+        SitemapEntry(f"{site}/é?q=1", None, None, None, news),
+        SitemapEntry(
+            f"{site}/c",
+            datetime(2026, 10, 5, 8, 30, tzinfo=UTC),
+            "minute",
+            "2026-10-05T09:30+01:00",
+            blog,
+        ),
+        SitemapEntry(f"{site}/d", None, None, "15/10/2026", blog),
+    ]
+    return entries_to_dataframe(rows)
+
+
+def pages(site: str = "https://example.com") -> list[PageObservation]:
+    """A credible page with a big simhash, a render-time one, and a failed fetch."""
+    at = STARTED + timedelta(minutes=1)
+    credible = PageObservation(
+        loc=f"{site}/a",
+        sitemap=f"{site}/news.xml",
+        stratum="newest",
+        fetched_at=at,
+        lastmod=datetime(2026, 11, 29, 19, 58, 1, 123_456, tzinfo=UTC),
+        lastmod_precision="fraction",
+        status=200,
+        date_modified=datetime(2026, 11, 29, 19, 0, tzinfo=UTC),
+        date_modified_precision="second",
+        date_modified_source="json-ld",
+        date_modified_credible=True,
+        date_published=datetime(2026, 1, 2, tzinfo=UTC),
+        http_last_modified=datetime(2026, 11, 29, 19, 1, tzinfo=UTC),
+        etag='"v1"',
+        fp_exact="ab" * 32,
+        fp_simhash=BIG_SIMHASH,
+        fp_structured="cd" * 32,
+        extra={"attempts": 2, "note": "ünïcode"},
+    )
+    render_time = replace(
+        credible,
+        loc=f"{site}/c",
+        sitemap=f"{site}/blog.xml",
+        stratum="panel",
+        date_modified=at,
+        date_modified_credible=False,
+        why_not_credible="equals the fetch time",
+        fp_simhash=7,
+        truncated=True,
+        extra={},
+    )
+    failed = PageObservation(f"{site}/b", f"{site}/news.xml", "older", at, error="timeout")
+    return [credible, render_time, failed]
+
+
+def save(history, site: str = "https://example.com", **kwargs) -> int:  # type: ignore[no-untyped-def]
+    """Save one complete run of ``site``; its run id."""
+    return history.save_run(
+        result(site, **kwargs), files=files(site), entries=entries(site), pages=pages(site)
+    )

@@ -1,0 +1,147 @@
+"""Opening: where the file is, migrations, and the files history must refuse to touch."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from auditor.errors import AuditorError, HistoryError
+from auditor.history import MIGRATIONS, History, default_db_path
+from tests.history.helpers import save
+
+
+def _snapshot(path: Path) -> dict[str, bytes]:
+    """The bytes of the database and of whatever lies beside it."""
+    return {p.name: p.read_bytes() for p in sorted(path.parent.iterdir())}
+
+
+def _migrations(path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT name, applied_at FROM schema_migrations").fetchall()
+
+
+def test_a_new_database_gets_every_migration_recorded(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    with History.open(path) as history:
+        assert history.applied == tuple(m.name for m in MIGRATIONS) == ("0001-initial",)
+        pragmas = {
+            name: history._conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("journal_mode", "foreign_keys", "synchronous", "busy_timeout")
+        }
+        assert pragmas == {
+            "journal_mode": "wal",
+            "foreign_keys": 1,
+            "synchronous": 1,  # NORMAL
+            "busy_timeout": 30_000,
+        }
+        assert history._conn.isolation_level is None
+    assert [name for name, _ in _migrations(path)] == ["0001-initial"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+def test_reopening_applies_nothing_and_keeps_the_runs(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    with History.open(path) as history:
+        save(history)
+    recorded = _migrations(path)
+    with History.open(str(path)) as again:
+        assert again.applied == ()
+        assert [r.run_id for r in again.runs()] == [1]
+    assert _migrations(path) == recorded
+
+
+def test_a_newer_schema_is_refused_and_left_unchanged(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    with History.open(path) as history:
+        save(history)
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    before = _snapshot(path)
+    with pytest.raises(HistoryError, match=r"newer auditor \(schema 2, this one knows 1\)"):
+        History.open(path)
+    assert _snapshot(path) == before
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not a database at all\n" * 100, b"SQLite format 3\x00" + b"\xff" * 4080, b"\x00" * 4096],
+    ids=["text", "damaged-header", "zeros"],
+)
+def test_a_file_that_is_not_sqlite_is_refused_and_left_unchanged(tmp_path, content):
+    path = tmp_path / "h.sqlite3"
+    path.write_bytes(content)
+    with pytest.raises(HistoryError, match="damaged or not a SQLite database") as error:
+        History.open(path)
+    assert isinstance(error.value, AuditorError)
+    assert isinstance(error.value.__cause__, sqlite3.DatabaseError)
+    assert _snapshot(path) == {"h.sqlite3": content}
+
+
+def test_a_truncated_history_is_refused_and_left_unchanged(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    with History.open(path) as history:
+        for _ in range(3):
+            save(history)
+    path.write_bytes(path.read_bytes()[: 3 * 4096])
+    before = _snapshot(path)
+    with pytest.raises(HistoryError, match="damaged"), History.open(path) as history:
+        history.pages(3)
+        history.latest_entries("https://example.com")
+    assert _snapshot(path) == before
+
+
+def test_someone_elses_sqlite_database_is_refused_and_left_unchanged(tmp_path):
+    path = tmp_path / "notes.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.close()
+    before = _snapshot(path)
+    with pytest.raises(HistoryError, match=r"of something else \(tables: notes\)"):
+        History.open(path)
+    assert _snapshot(path) == before
+
+
+def test_an_empty_file_is_a_new_database(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    path.touch()
+    with History.open(path) as history:
+        assert history.applied == ("0001-initial",)
+
+
+def test_a_folder_where_the_file_should_be_is_a_history_error(tmp_path):
+    with pytest.raises(HistoryError):
+        History.open(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(HistoryError, match="cannot create the folder"):
+        History.open(blocker / "sub" / "h.sqlite3")
+
+
+def test_the_argument_wins_then_auditor_db_then_the_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("AUDITOR_DB", str(tmp_path / "env" / "from-env.sqlite3"))
+    with History.open(tmp_path / "arg.sqlite3") as history:
+        assert history.path == tmp_path / "arg.sqlite3"
+    with History.open() as history:
+        assert history.path == tmp_path / "env" / "from-env.sqlite3"
+    assert history.path.is_file()  # the parent folder was created
+    monkeypatch.setenv("AUDITOR_DB", "")
+    with History.open() as history:
+        assert history.path == tmp_path / "xdg" / "auditor" / "history.sqlite3"
+        assert history.path.is_file()
+
+
+def test_the_default_path_honours_xdg_data_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_db_path() == tmp_path / "auditor" / "history.sqlite3"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for unusable in ("", "relative/path"):  # the XDG spec: relative paths are ignored
+        monkeypatch.setenv("XDG_DATA_HOME", unusable)
+        expected = tmp_path / "home" / ".local" / "share" / "auditor" / "history.sqlite3"
+        assert default_db_path() == expected
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert default_db_path() == expected
