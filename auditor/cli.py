@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from auditor import __version__
+from auditor.cli_audit import add_audit_commands
 from auditor.errors import AuditorError, UsageError
 from auditor.evidence import read_page_file
 from auditor.evidence.summary import summarize
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     walk.set_defaults(handler=_cmd_walk)
     _add_inspect(commands)
     _add_page_command(commands)
+    add_audit_commands(commands, _add_http_options)
     return parser
 
 

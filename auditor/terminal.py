@@ -8,21 +8,25 @@ from urllib.parse import urlsplit
 from auditor.dispersion import DispersionReport, SegmentDispersion, flag_codes
 from auditor.dispersion.figures import Figures
 from auditor.models import Problem
+from auditor.result import AuditResult
 
-__all__ = ["inspect_summary", "inspect_table", "problem_lines", "render_table"]
+__all__ = ["audit_summary", "inspect_summary", "inspect_table", "problem_lines", "render_table"]
 
 _HEADERS = ("sub-sitemap", "URLs", "dated", "distinct", "top value", "top share", "flags")
 _RIGHT = {1, 2, 3, 5}  # numeric columns, right-aligned
 _MAX_NAME = 60
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A left/right-aligned text table with a rule under the headers."""
+def render_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int] | None = None
+) -> str:
+    """A text table with a rule under the headers; columns in ``right`` right-aligned."""
+    right = _RIGHT if right is None else right
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
         parts = [
-            str(c).rjust(w) if i in _RIGHT else str(c).ljust(w)
+            str(c).rjust(w) if i in right else str(c).ljust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ]
         return "  ".join(parts).rstrip()
@@ -82,3 +86,58 @@ def _short(url: str) -> str:
     if parts.netloc:
         name = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return name if len(name) <= _MAX_NAME else "…" + name[-(_MAX_NAME - 1) :]
+
+
+_PLAIN = {
+    "trusted": "lastmod can be trusted: schedule crawls on it.",
+    "partial": "lastmod can be trusted for some sub-sitemaps only: schedule on it there, "
+    "re-crawl the others on your own schedule.",
+    "untrusted": "lastmod cannot be trusted: it does not track content changes. Re-crawl on "
+    "your own schedule.",
+    "no-lastmod": "the sitemaps carry (almost) no lastmod: use them to discover URLs, not to "
+    "schedule crawls.",
+    "inconclusive": "not enough independent evidence yet to trust lastmod. Run `auditor "
+    "reverify` once pages have had time to change.",
+}
+
+
+def audit_summary(result: AuditResult) -> str:
+    """The verdict in plain words, its reasons with their figures, and what to do."""
+    lines = [f"{result.site}: {result.verdict.upper()}: {_PLAIN[result.verdict]}"]
+    if result.degraded:
+        lines.append(
+            f"  DEGRADED: this site was trusted on its previous run; it is {result.verdict} now."
+        )
+    s = result.sample
+    lines.append(
+        f"  sample: {s.fetched} of {s.requested} pages read, {s.skipped_robots} skipped by "
+        f"robots.txt; {s.with_date_modified} with a credible dateModified: {s.agree} agree, "
+        f"{s.disagree} disagree"
+    )
+    if result.changes is not None:
+        c = result.changes
+        lines.append(
+            f"  since the previous run: {c.compared} pages compared, {c.changed} changed, "
+            f"lastmod advanced on {c.lastmod_advanced}"
+        )
+    for reason in result.reasons[:12]:
+        where = f" [{_short(reason.segment)}]" if reason.segment else ""
+        lines.append(f"  - {reason.code}{where}: {reason.detail}")
+    lines += _what_to_do(result)
+    return "\n".join(lines)
+
+
+def _what_to_do(result: AuditResult) -> list[str]:
+    trusted = [_short(s.sitemap) for s in result.segments if s.verdict == "trusted"]
+    others = [_short(s.sitemap) for s in result.segments if s.verdict != "trusted" and s.urls]
+    lines = []
+    if trusted and others:
+        lines.append(f"  schedule on lastmod: {', '.join(trusted[:5])}" + _more(trusted))
+        lines.append(f"  re-crawl on your own schedule: {', '.join(others[:5])}" + _more(others))
+    if result.recheck_days is not None:
+        lines.append(f"  re-verify in {result.recheck_days:.0f} days (auditor reverify)")
+    return lines
+
+
+def _more(items: list[str]) -> str:
+    return f" and {len(items) - 5} more" if len(items) > 5 else ""

@@ -61,6 +61,7 @@ class LoopbackServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body in one go: no 40 ms delayed-ACK stall
 
             def do_GET(self) -> None:
                 server.log.append(

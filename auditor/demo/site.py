@@ -52,7 +52,7 @@ class Behaviour:
     """How a site reports its changes.
 
     ``lastmod``: ``exact`` (the change time), ``date`` (its day), ``generation``
-    (the moment the sitemap is served), ``created`` (never moves: frozen),
+    (the moment the sitemap is served), ``frozen`` (right once, never moves again),
     ``bumped`` (moves without content changes), or None (absent).
     ``structured``: ``json-ld``, ``microdata``, ``json-ld-render`` (dateModified is
     the moment the page is served), or None.
@@ -74,7 +74,7 @@ BEHAVIOURS = {
             "generation-render-time", "generation", "json-ld-render", "untrusted: generation time"
         ),
         Behaviour("no-lastmod", None, "json-ld", "no-lastmod"),
-        Behaviour("frozen", "created", "json-ld", "trusted, then untrusted once pages change"),
+        Behaviour("frozen", "frozen", "json-ld", "trusted, then untrusted once pages change"),
         Behaviour("bumping", "bumped", None, "inconclusive, then untrusted"),
         Behaviour("accurate-no-structured", "exact", None, "inconclusive, then trusted"),
     )
@@ -91,6 +91,11 @@ class PageState:
     modified: datetime
     version: int = 1
     bumped: datetime | None = None
+    first_modified: datetime | None = None  # what a frozen lastmod keeps saying
+
+    def __post_init__(self) -> None:
+        if self.first_modified is None:
+            self.first_modified = self.modified
 
 
 @dataclass
@@ -212,7 +217,7 @@ def _lastmod(behaviour: Behaviour, page: PageState, now: datetime) -> str | None
     moment = {
         "exact": page.modified,
         "generation": now,
-        "created": page.created,
+        "frozen": page.first_modified or page.modified,
         "bumped": max(page.modified, page.bumped or page.modified),
     }[mode]
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

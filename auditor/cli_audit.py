@@ -1,0 +1,215 @@
+"""The command line of audits and their history: audit, reverify, history, changed.
+
+Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
+print and exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from auditor.audit import AuditOptions, audit_site, site_of
+from auditor.changed import recrawl_list
+from auditor.history import History, default_db_path
+from auditor.http import PAGE_ACCEPT, HttpOptions
+from auditor.result import AuditResult
+from auditor.sampler import DEFAULT_DELAY, DEFAULT_SAMPLE, SampleOptions
+from auditor.terminal import audit_summary, render_table
+from auditor.walker import WalkOptions
+
+__all__ = ["add_audit_commands"]
+
+EXIT_OK, EXIT_FAILED = 0, 1
+AddOptions = Callable[[argparse.ArgumentParser], None]
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return value
+
+
+def _since(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date or time: {text}") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"history database (default: $AUDITOR_DB, else {default_db_path()})",
+    )
+
+
+def _add_sampling(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sample",
+        type=_positive_int,
+        default=DEFAULT_SAMPLE,
+        metavar="N",
+        help=f"pages fetched per site and run, re-verification panel included "
+        f"(default {DEFAULT_SAMPLE}: enough comparisons to reach the trust bar in one run)",
+    )
+    parser.add_argument(
+        "--delay",
+        type=_non_negative_float,
+        default=DEFAULT_DELAY,
+        metavar="S",
+        help=f"seconds between two requests to one host (default {DEFAULT_DELAY:g}; "
+        "robots.txt Crawl-delay wins when larger)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def add_audit_commands(commands: argparse._SubParsersAction, add_http: AddOptions) -> None:
+    """Register audit, reverify, history and changed."""
+    audit = commands.add_parser(
+        "audit",
+        help="audit a site: walk, analyse, sample pages, score against history, save",
+        description="Audit SITE: walk its sitemaps, analyse the lastmod values, fetch a polite "
+        "sample of pages, score lastmod against their evidence and the site's history, and "
+        "save the run.",
+    )
+    audit.add_argument("site", metavar="SITE", help="site origin (or one of its sitemap URLs)")
+    _add_sampling(audit)
+    _add_db(audit)
+    add_http(audit)
+    audit.set_defaults(handler=_cmd_audit)
+
+    reverify = commands.add_parser(
+        "reverify",
+        help="re-audit the sites in history that are due",
+        description="Re-audit every site whose re-verification is due, re-fetching a panel "
+        "of its previously sampled pages so changes can be observed.",
+    )
+    _add_sampling(reverify)
+    _add_db(reverify)
+    add_http(reverify)
+    reverify.set_defaults(handler=_cmd_reverify)
+
+    history = commands.add_parser("history", help="the audits kept in the history")
+    history.add_argument("site", nargs="?", metavar="SITE", help="only this site")
+    history.add_argument("--json", action="store_true", help="print the runs as JSON")
+    _add_db(history)
+    history.set_defaults(handler=_cmd_history)
+
+    changed = commands.add_parser(
+        "changed",
+        help="the recrawl list since a moment, from a site's latest audit",
+        description="URLs to recrawl since --since: on trusted sub-sitemaps, those whose "
+        "lastmod is newer plus the undated ones; elsewhere, every URL.",
+    )
+    changed.add_argument("site", metavar="SITE")
+    changed.add_argument("--since", type=_since, required=True, metavar="ISO")
+    changed.add_argument("--format", choices=("text", "jsonl"), default="text")
+    _add_db(changed)
+    changed.set_defaults(handler=_cmd_changed)
+
+
+def _options(args: argparse.Namespace) -> AuditOptions:
+    http = HttpOptions(timeout=args.timeout, contact=args.contact)
+    return AuditOptions(
+        walk=WalkOptions(http=http),
+        sample=SampleOptions(
+            sample=args.sample,
+            delay=args.delay,
+            http=HttpOptions(
+                timeout=args.timeout, contact=args.contact, retries=0, accept=PAGE_ACCEPT
+            ),
+        ),
+    )
+
+
+def _progress(message: str) -> None:
+    if sys.stderr.isatty():
+        print(f"auditor: {message}", file=sys.stderr)
+
+
+def _print_result(result: AuditResult, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(audit_summary(result))
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    site_of(args.site)  # a usage error before the database is touched
+    with History.open(args.db) as history:
+        result = audit_site(args.site, history, _options(args), on_progress=_progress)
+    _print_result(result, args.json)
+    return EXIT_OK if result.inventory.get("sitemaps", 0) else EXIT_FAILED
+
+
+def _cmd_reverify(args: argparse.Namespace) -> int:
+    results = []
+    with History.open(args.db) as history:
+        due = history.due_sites(datetime.now(UTC))
+        for record in due:
+            _progress(f"re-verifying {record.origin}")
+            results.append(
+                audit_site(record.origin, history, _options(args), on_progress=_progress)
+            )
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
+    elif not results:
+        print("auditor: no site is due for re-verification")
+    else:
+        for result in results:
+            print(audit_summary(result))
+    return EXIT_OK
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    with History.open(args.db) as history:
+        runs = history.runs(args.site)
+    rows = [
+        {
+            "run_id": r.run_id,
+            "site": r.site,
+            "started_at": r.started_at.isoformat(),
+            "finished_at": r.finished_at.isoformat(),
+            "verdict": r.verdict,
+        }
+        for r in runs
+    ]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+    elif not rows:
+        print("auditor: no audit in the history yet")
+    else:
+        headers = ("run", "site", "started", "verdict")
+        table = [
+            [str(r["run_id"]), r["site"], r["started_at"][:19].replace("T", " "), r["verdict"]]
+            for r in rows
+        ]
+        print(render_table(headers, table, right={0}))
+    return EXIT_OK
+
+
+def _cmd_changed(args: argparse.Namespace) -> int:
+    site, _ = site_of(args.site)
+    with History.open(args.db) as history:
+        items = recrawl_list(history, site, args.since)
+        out = sys.stdout
+        for item in items:
+            if args.format == "jsonl":
+                out.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
+            else:
+                out.write(item.loc + "\n")
+    return EXIT_OK
