@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -96,7 +97,11 @@ _INITIAL = (
 MIGRATIONS: tuple[Migration, ...] = (Migration("0001-initial", _INITIAL),)
 
 
-_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"
+_VERSION_AND_TABLES = (
+    "SELECT (SELECT user_version FROM pragma_user_version),"
+    " (SELECT group_concat(name, char(10)) FROM sqlite_master"
+    "  WHERE type = 'table' AND name NOT LIKE 'sqlite%')"
+)
 
 
 def default_db_path() -> Path:
@@ -122,9 +127,13 @@ def translated(path: Path) -> Iterator[None]:
         raise HistoryError(_message(path, exc)) from exc
 
 
+def _busy(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
 def _message(path: Path, exc: sqlite3.Error) -> str:
     name = getattr(exc, "sqlite_errorname", "")
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+    if _busy(exc):
         return f"{path} is still busy after {BUSY_TIMEOUT_SECONDS:g} s ({exc})"
     if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
         return f"{path} is damaged or not a SQLite database ({exc}); it was left as it is"
@@ -165,13 +174,13 @@ def connect(path: Path) -> tuple[sqlite3.Connection, list[str]]:
 
 
 def _check(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse a file we must not touch; reads only."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    tables = [row[0] for row in conn.execute(_TABLES)]
+    """Refuse a file we must not touch; reads only, in one statement (one snapshot, so a
+    process migrating the same new file at this moment is seen entirely or not at all)."""
+    version, tables = conn.execute(_VERSION_AND_TABLES).fetchone()
     if version > len(MIGRATIONS):
         raise HistoryError(_newer(path, version))
     if version == 0 and tables:  # ours come with a version: migrations are atomic
-        listed = ", ".join(sorted(tables)[:5])
+        listed = ", ".join(sorted(tables.split("\n"))[:5])
         raise HistoryError(f"{path} is a SQLite database of something else (tables: {listed})")
 
 
@@ -184,8 +193,26 @@ def _configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
+    _use_wal(conn)
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL (kept in the file: once per database).
+
+    The switch needs the file to itself and SQLite does not wait for that (no busy
+    handler), so when several processes open a new database at once, retry until the
+    busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    delay = 0.001
+    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.05)
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> list[str]:

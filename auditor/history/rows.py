@@ -25,9 +25,9 @@ __all__ = [
     "unsigned64",
 ]
 
-FILE_COLUMNS = tuple(f.name for f in fields(SitemapFile))
-PAGE_COLUMNS = tuple(f.name for f in fields(PageObservation))
-SEGMENT_COLUMNS = (
+FILE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SitemapFile))
+PAGE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(PageObservation))
+SEGMENT_COLUMNS: tuple[str, ...] = (
     "sitemap",
     "urls",
     "verdict",

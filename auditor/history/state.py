@@ -126,7 +126,7 @@ def _microseconds(column: pd.Series) -> np.ndarray:
     import pandas as pd
 
     stamps = pd.to_datetime(column, utc=True).dt.tz_localize(None)
-    return stamps.to_numpy(dtype="datetime64[us]").view(np.int64).astype("<i8")
+    return np.asarray(stamps.to_numpy(dtype="datetime64[us]").view(np.int64), dtype="<i8")
 
 
 def _codes(column: pd.Series, dtype: type[np.integer]) -> tuple[list[str], np.ndarray]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
+import numpy as np
 import pandas as pd
 
 from auditor.inventory import entries_to_dataframe
@@ -147,4 +148,33 @@ def save(history, site: str = "https://example.com", **kwargs) -> int:  # type: 
     """Save one complete run of ``site``; its run id."""
     return history.save_run(
         result(site, **kwargs), files=files(site), entries=entries(site), pages=pages(site)
+    )
+
+
+def large_inventory(n: int, seed: int = 1) -> pd.DataFrame:
+    """An entries-like frame of ``n`` URLs (the columns url_state keeps)."""
+    rng = np.random.default_rng(seed)
+    sitemap = rng.integers(0, 20, size=n)
+    words = np.array(["news", "sport", "culture", "city", "world", "tech", "health", "money"])
+    slugs = words[rng.integers(0, len(words), size=n)]
+    locs = [
+        f"https://www.example.com/{s}/2026/{i:07d}-a-title-of-some-length.html"
+        for i, s in enumerate(slugs)
+    ]
+    start = np.datetime64("2025-11-29T00:00:00", "us").astype(np.int64)
+    micros = start + rng.integers(0, 365 * 86_400 * 10**6, size=n)
+    whole = rng.random(n) < 0.7  # most generators write whole seconds
+    micros[whole] -= micros[whole] % 1_000_000
+    lastmod = pd.Series(micros.view("datetime64[us]")).dt.tz_localize("UTC")
+    lastmod[rng.random(n) < 0.1] = pd.NaT
+    precision = np.where(whole, "second", "fraction").astype(object)
+    precision[lastmod.isna().to_numpy()] = None
+    names = [f"https://www.example.com/sitemap-{i}.xml" for i in range(20)]
+    return pd.DataFrame(
+        {
+            "loc": pd.Series(locs, dtype=object),
+            "lastmod": lastmod,
+            "lastmod_precision": pd.Categorical(precision, categories=["second", "fraction"]),
+            "sitemap": pd.Categorical.from_codes(sitemap, names),
+        }
     )
