@@ -156,7 +156,7 @@ def _arrays(entries: pd.DataFrame) -> tuple[LastmodArrays, np.ndarray, list[str]
     import pandas as pd
 
     lastmod = pd.to_datetime(entries["lastmod"], utc=True)
-    nanos = lastmod.to_numpy(dtype="datetime64[ns]").astype(np.int64)
+    seconds = lastmod.to_numpy(dtype="datetime64[s]").astype(np.int64)  # years 1..9999 fit
     dated = ~lastmod.isna().to_numpy()
     raw = entries["lastmod_raw"]
     invalid = raw.notna().to_numpy() & ~dated
@@ -166,7 +166,7 @@ def _arrays(entries: pd.DataFrame) -> tuple[LastmodArrays, np.ndarray, list[str]
     sitemap = entries["sitemap"].astype("category")
     codes = sitemap.cat.codes.to_numpy().astype(np.int64)
     names = [str(c) for c in sitemap.cat.categories]
-    arrays = LastmodArrays(nanos // 1_000_000_000, dated, date_only, invalid, news)
+    arrays = LastmodArrays(seconds, dated, date_only, invalid, news)
     return arrays, codes, names
 
 

@@ -83,12 +83,11 @@ def align_previous(current: pd.DataFrame, previous: pd.DataFrame) -> PreviousVal
     earlier = previous.drop_duplicates("loc", keep="first")
     positions = pd.Index(earlier["loc"]).get_indexer(current["loc"])  # one hash look-up each
     known = positions >= 0
-    stamps = pd.to_datetime(earlier["lastmod"], utc=True).to_numpy(dtype="datetime64[ns]")
-    stamps = np.append(stamps, np.datetime64("NaT", "ns"))  # position -1: not known before
+    stamps = pd.to_datetime(earlier["lastmod"], utc=True).to_numpy(dtype="datetime64[s]")
+    stamps = np.append(stamps, np.datetime64("NaT", "s"))  # position -1: not known before
     found = stamps[positions]
     dated = ~np.isnat(found)
-    nanos = found.astype(np.int64)
-    return PreviousValues(nanos // 1_000_000_000, dated, known)
+    return PreviousValues(found.astype(np.int64), dated, known)
 
 
 def movement_of(arrays: LastmodArrays, previous: PreviousValues) -> Movement:

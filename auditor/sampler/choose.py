@@ -114,7 +114,7 @@ def _allocate(sizes: np.ndarray, budget: int) -> np.ndarray:
 def _within_segment(
     frame: pd.DataFrame, rows: np.ndarray, k: int, rng: np.random.Generator
 ) -> list[tuple[int, str]]:
-    lastmod = frame["lastmod"].to_numpy(dtype="datetime64[ns]")[rows]
+    lastmod = frame["lastmod"].to_numpy(dtype="datetime64[s]")[rows]
     dated_mask = ~np.isnat(lastmod)
     dated, undated = rows[dated_mask], rows[~dated_mask]
     undated_k = round(k * len(undated) / len(rows))

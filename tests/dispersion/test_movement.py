@@ -83,3 +83,21 @@ def test_an_empty_previous_walk_knows_no_url():
     report = analyse(load_inventory(str(RUNS / "before.xml")), empty)
 
     assert (report.movement.compared, report.movement.moved, report.movement.new_urls) == (0, 0, 50)
+
+
+def test_far_future_and_far_past_lastmods_keep_their_value(tmp_path):
+    sitemap = tmp_path / "far.xml"
+    values = ["9999-12-31", "0001-01-01", "2026-01-01T00:00:00Z"]
+    rows = "".join(
+        f"<url><loc>https://far.example/{i}</loc><lastmod>{v}</lastmod></url>"
+        for i, v in enumerate(values)
+    )
+    sitemap.write_text(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{rows}</urlset>'
+    )
+    inventory = load_inventory(str(sitemap))
+    report = analyse(inventory, inventory.entries)
+
+    assert report.figures.newest.year == 9999 and report.figures.oldest.year == 1
+    assert (report.figures.future, report.figures.implausibly_old) == (1, 1)
+    assert (report.movement.compared, report.movement.moved) == (3, 0)
