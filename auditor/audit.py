@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 from auditor.dispersion import analyse
 from auditor.errors import UsageError
 from auditor.inventory import load_inventory
-from auditor.result import AuditResult, PageObservation
+from auditor.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
 from auditor.sampler import SampleOptions, sample_site
 from auditor.scorer import ScoreInputs, score
 from auditor.walker import WalkOptions
@@ -92,7 +92,8 @@ def audit_site(
             previous_verdict=previous_run.verdict if previous_run else None,
         )
     )
-    result = replace(result, finished_at=datetime.now(UTC))
+    problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
+    result = replace(result, finished_at=datetime.now(UTC), problems=problems)
     run_id = history.save_run(
         result, files=inventory.files, entries=inventory.entries, pages=observations
     )

@@ -15,6 +15,7 @@ from auditor.evidence import PageEvidence
 from auditor.sampler import SampledPage
 
 __all__ = [
+    "MAX_PROBLEMS_KEPT",
     "REASON_CODES",
     "VERDICTS",
     "AuditResult",
@@ -25,6 +26,8 @@ __all__ = [
     "SegmentVerdict",
 ]
 
+#: Walk problems kept in a result (the inventory counts them all).
+MAX_PROBLEMS_KEPT = 200
 #: Verdicts (contract), from best to worst for scheduling.
 VERDICTS = ("trusted", "partial", "untrusted", "no-lastmod", "inconclusive")
 #: Reason codes (contract: DESIGN.md, AuditResult).
@@ -168,6 +171,7 @@ class AuditResult:
     previous_verdict: str | None = None
     recheck_days: float | None = None
     finished_at: datetime | None = None
+    problems: tuple[dict[str, str], ...] = ()  # the walk's first problems (MAX_PROBLEMS_KEPT)
 
     @property
     def degraded(self) -> bool:
@@ -193,6 +197,7 @@ class AuditResult:
             "degraded": self.degraded,
             "recheck_days": _rounded(self.recheck_days),
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "problems": list(self.problems),
         }
 
 
