@@ -10,7 +10,14 @@ from auditor.dispersion.figures import Figures
 from auditor.models import Problem
 from auditor.result import AuditResult
 
-__all__ = ["audit_summary", "inspect_summary", "inspect_table", "problem_lines", "render_table"]
+__all__ = [
+    "PLAIN_VERDICTS",
+    "audit_summary",
+    "inspect_summary",
+    "inspect_table",
+    "problem_lines",
+    "render_table",
+]
 
 _HEADERS = ("sub-sitemap", "URLs", "dated", "distinct", "top value", "top share", "flags")
 _RIGHT = {1, 2, 3, 5}  # numeric columns, right-aligned
@@ -88,7 +95,7 @@ def _short(url: str) -> str:
     return name if len(name) <= _MAX_NAME else "…" + name[-(_MAX_NAME - 1) :]
 
 
-_PLAIN = {
+PLAIN_VERDICTS = {
     "trusted": "lastmod can be trusted: schedule crawls on it.",
     "partial": "lastmod can be trusted for some sub-sitemaps only: schedule on it there, "
     "re-crawl the others on your own schedule.",
@@ -103,7 +110,7 @@ _PLAIN = {
 
 def audit_summary(result: AuditResult) -> str:
     """The verdict in plain words, its reasons with their figures, and what to do."""
-    lines = [f"{result.site}: {result.verdict.upper()}: {_PLAIN[result.verdict]}"]
+    lines = [f"{result.site}: {result.verdict.upper()}: {PLAIN_VERDICTS[result.verdict]}"]
     if result.degraded:
         lines.append(
             f"  DEGRADED: this site was trusted on its previous run; it is {result.verdict} now."

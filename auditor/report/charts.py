@@ -1,0 +1,177 @@
+"""PNG charts with matplotlib (Agg, no display): titled, labelled with units, dates readable.
+
+Each function draws one chart from the data :mod:`auditor.report.data` shapes, saves
+it in a folder and returns its file name, or None when there is nothing to draw.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: never a window, never a display
+
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = [
+    "VERDICT_COLOURS",
+    "draw_history",
+    "draw_lastmod_over_time",
+    "draw_sample_agreement",
+    "draw_shared_values",
+    "draw_signed_error",
+]
+
+#: One colour per verdict, the same in charts and in the HTML.
+VERDICT_COLOURS = {
+    "trusted": "#1a7f37",
+    "partial": "#bf8700",
+    "untrusted": "#cf222e",
+    "no-lastmod": "#6e7781",
+    "inconclusive": "#0969da",
+}
+_SIZE = (8.0, 4.2)
+_DPI = 110
+
+
+def _save(figure: Figure, folder: Path, name: str) -> str:
+    figure.tight_layout()
+    figure.savefig(folder / name, dpi=_DPI)
+    plt.close(figure)
+    return name
+
+
+def _date_axis(axis: plt.Axes) -> None:
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+    axis.xaxis.set_major_locator(locator)
+    axis.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
+def draw_lastmod_over_time(table: pd.DataFrame, folder: Path) -> str | None:
+    """URLs per month of lastmod, one line per sub-sitemap."""
+    if table.empty:
+        return None
+    figure, axis = plt.subplots(figsize=_SIZE)
+    unit = table.index.name or "month"
+    for column in table.columns:
+        axis.plot(table.index, table[column], drawstyle="steps-mid", label=str(column))
+    axis.set_title("lastmod over time, per sub-sitemap")
+    axis.set_xlabel(f"{unit} of lastmod (UTC)")
+    axis.set_ylabel(f"URLs per {unit}")
+    axis.set_ylim(bottom=0)
+    _date_axis(axis)
+    axis.legend(fontsize=8, loc="upper left")
+    axis.grid(alpha=0.3)
+    return _save(figure, folder, "lastmod_over_time.png")
+
+
+def draw_shared_values(table: pd.DataFrame, folder: Path) -> str | None:
+    """The most shared lastmod values, as horizontal bars."""
+    if table.empty:
+        return None
+    figure, axis = plt.subplots(figsize=_SIZE)
+    labels = [pd.Timestamp(v).strftime("%Y-%m-%d %H:%M:%S") for v in table["value"]]
+    axis.barh(labels[::-1], table["urls"].to_numpy()[::-1], color="#57606a")
+    for y, (urls, share) in enumerate(zip(table["urls"][::-1], table["share"][::-1], strict=True)):
+        axis.text(urls, y, f" {share:.0%}", va="center", fontsize=8)
+    axis.set_title("Most shared lastmod values (UTC)")
+    axis.set_xlabel("URLs carrying the value")
+    axis.margins(x=0.12)
+    return _save(figure, folder, "shared_values.png")
+
+
+def draw_sample_agreement(points: pd.DataFrame, folder: Path) -> str | None:
+    """Each sampled page: its lastmod against its dateModified; the diagonal is agreement."""
+    if points.empty:
+        return None
+    figure, axis = plt.subplots(figsize=_SIZE)
+    for credible, colour, label in (
+        (True, "#1a7f37", "credible"),
+        (False, "#cf222e", "not credible"),
+    ):
+        chosen = points[points["credible"] == credible]
+        if not chosen.empty:
+            x = pd.to_datetime(chosen["date_modified"], utc=True)
+            y = pd.to_datetime(chosen["lastmod"], utc=True)
+            axis.scatter(x, y, s=18, color=colour, alpha=0.75, label=f"dateModified {label}")
+    both = pd.concat([pd.to_datetime(points[c], utc=True) for c in ("lastmod", "date_modified")])
+    low, high = both.min(), both.max()
+    axis.plot(
+        [low, high], [low, high], color="#57606a", linewidth=1, label="lastmod = dateModified"
+    )
+    axis.set_title("Sampled pages: lastmod against the page's own dateModified")
+    axis.set_xlabel("dateModified (UTC)")
+    axis.set_ylabel("sitemap lastmod (UTC)")
+    _date_axis(axis)
+    axis.yaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+    axis.legend(fontsize=8, loc="upper left")
+    axis.grid(alpha=0.3)
+    return _save(figure, folder, "sample_agreement.png")
+
+
+def draw_signed_error(points: pd.DataFrame, folder: Path) -> str | None:
+    """How far lastmod is from a credible dateModified, in days."""
+    credible = points[points["credible"]] if not points.empty else points
+    if credible.empty:
+        return None
+    figure, axis = plt.subplots(figsize=_SIZE)
+    axis.hist(credible["error_days"], bins=30, color="#0969da")
+    axis.axvline(0, color="#57606a", linewidth=1)
+    axis.set_title("lastmod minus credible dateModified")
+    axis.set_xlabel("days (> 0: lastmod later than the page says)")
+    axis.set_ylabel("sampled pages")
+    return _save(figure, folder, "signed_error.png")
+
+
+def draw_history(points: pd.DataFrame, folder: Path) -> str | None:
+    """Precision and recall across runs (with 95% intervals) above the verdict timeline."""
+    if points.empty:
+        return None
+    figure, (top, strip) = plt.subplots(
+        2, 1, figsize=(_SIZE[0], _SIZE[1] + 0.6), sharex=True, height_ratios=(3, 1)
+    )
+    runs = list(range(len(points)))  # one step per run, however far apart in time
+    labels = [
+        f"run {run_id}\n{pd.Timestamp(t):%Y-%m-%d %H:%M}"
+        for run_id, t in zip(points["run_id"], points["started_at"], strict=True)
+    ]
+    for name, colour in (("precision", "#8250df"), ("recall", "#0969da")):
+        values = points[name].astype(float)
+        low = values - points[f"{name}_low"].astype(float)
+        high = points[f"{name}_high"].astype(float) - values
+        top.errorbar(
+            runs, values, yerr=[low, high], marker="o", capsize=3, color=colour, label=name
+        )
+    top.set_ylim(-0.05, 1.05)
+    top.set_ylabel("share (95% interval)")
+    top.set_title(
+        "Across runs: precision P(changed | lastmod advanced), recall P(advanced | changed)"
+    )
+    top.legend(fontsize=8, loc="lower left")
+    top.grid(alpha=0.3)
+    if points["precision"].isna().all() and points["recall"].isna().all():
+        top.text(
+            0.5,
+            0.5,
+            "no changes compared yet (a site's first run)",
+            ha="center",
+            va="center",
+            transform=top.transAxes,
+            color="#57606a",
+        )
+    colours = [VERDICT_COLOURS.get(v, "#000000") for v in points["verdict"]]
+    strip.scatter(runs, [0] * len(runs), s=160, color=colours, marker="s")
+    for run, verdict in zip(runs, points["verdict"], strict=True):
+        strip.annotate(
+            verdict, (run, 0), xytext=(0, 10), textcoords="offset points", ha="center", fontsize=8
+        )
+    strip.set_yticks([])
+    strip.set_ylabel("verdict")
+    strip.set_xlabel("run (started, UTC)")
+    strip.set_xticks(runs, labels, fontsize=8)
+    strip.set_xlim(-0.5, len(runs) - 0.5)
+    return _save(figure, folder, "history.png")

@@ -1,0 +1,155 @@
+"""What a report shows, gathered from the history and shaped for charts and tables (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+from auditor.errors import UsageError
+from auditor.result import PageObservation
+
+if TYPE_CHECKING:
+    from auditor.history import History
+
+__all__ = [
+    "ReportData",
+    "history_points",
+    "lastmod_by_month",
+    "load_report_data",
+    "sample_points",
+    "short_name",
+    "top_shared_values",
+]
+
+#: Sub-sitemaps drawn one by one in the lastmod-over-time chart; the rest are summed.
+MAX_SEGMENT_LINES = 6
+#: Spans longer than this many years are counted per year rather than per month.
+MAX_MONTHLY_YEARS = 20
+#: Lastmod values listed in the most-shared chart.
+TOP_SHARED = 10
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one site's report needs."""
+
+    site: str
+    latest: dict[str, Any]  # the latest AuditResult JSON
+    runs: list[dict[str, Any]]  # every run's AuditResult JSON, oldest first
+    pages: list[PageObservation]  # the latest run's sample
+    entries: pd.DataFrame | None  # the latest inventory (loc, lastmod, precision, sitemap)
+
+
+def load_report_data(history: History, site: str) -> ReportData:
+    """The report's data for ``site`` from ``history``; a usage error when never audited."""
+    runs = history.runs(site)
+    if not runs:
+        raise UsageError(f"no audit of {site} in the history: run `auditor audit {site}` first")
+    results = [r for r in (history.result(run.run_id) for run in runs) if r is not None]
+    latest = results[-1]
+    return ReportData(
+        site=site,
+        latest=latest,
+        runs=results,
+        pages=history.pages(int(latest["run_id"])),
+        entries=history.latest_entries(site),
+    )
+
+
+def short_name(url: str) -> str:
+    """A sitemap URL without its origin."""
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return url
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def lastmod_by_month(entries: pd.DataFrame | None) -> pd.DataFrame:
+    """URLs per month of lastmod (per year over long spans), one column per sub-sitemap (the
+    largest ones; the rest summed as "others"), empty periods as zero; empty when nothing
+    is dated."""
+    if entries is None or entries.empty:
+        return pd.DataFrame()
+    dated = entries.dropna(subset=["lastmod"])
+    if dated.empty:
+        return pd.DataFrame()
+    names = dated["sitemap"].astype(str).map(short_name)
+    largest = names.value_counts().index[:MAX_SEGMENT_LINES]
+    names = names.where(names.isin(largest), "others")
+    lastmod = pd.to_datetime(dated["lastmod"], utc=True).dt.tz_localize(None)
+    span_years = lastmod.max().year - lastmod.min().year
+    freq = "M" if span_years <= MAX_MONTHLY_YEARS else "Y"
+    period = lastmod.dt.to_period(freq)
+    table = pd.crosstab(period, names).sort_index()
+    full = pd.period_range(table.index.min(), table.index.max(), freq=freq)
+    table = table.reindex(full, fill_value=0)  # empty periods drawn as zero, not skipped
+    table.index = table.index.to_timestamp()
+    table.index.name = "month" if freq == "M" else "year"
+    table.columns.name = None
+    return table
+
+
+def top_shared_values(entries: pd.DataFrame | None, n: int = TOP_SHARED) -> pd.DataFrame:
+    """The lastmod values carried by more than one URL, most shared first."""
+    columns = ["value", "urls", "share"]
+    if entries is None or entries.empty:
+        return pd.DataFrame(columns=columns)
+    lastmod = pd.to_datetime(entries["lastmod"], utc=True).dropna()
+    if lastmod.empty:
+        return pd.DataFrame(columns=columns)
+    counts = lastmod.value_counts()
+    counts = counts[counts > 1].head(n)
+    frame = pd.DataFrame(
+        {
+            "value": counts.index,
+            "urls": counts.to_numpy(),
+            "share": counts.to_numpy() / len(lastmod),
+        }
+    )
+    return frame.reset_index(drop=True)
+
+
+def sample_points(pages: list[PageObservation]) -> pd.DataFrame:
+    """Sampled pages with both a lastmod and a dateModified, and the gap in days."""
+    rows = [
+        {
+            "loc": p.loc,
+            "sitemap": p.sitemap,
+            "lastmod": p.lastmod,
+            "date_modified": p.date_modified,
+            "credible": bool(p.date_modified_credible),
+            "why_not_credible": p.why_not_credible,
+            "error_days": (p.lastmod - p.date_modified).total_seconds() / 86_400,
+        }
+        for p in pages
+        if p.lastmod is not None and p.date_modified is not None
+    ]
+    columns = ["loc", "sitemap", "lastmod", "date_modified", "credible", "why_not_credible"]
+    return pd.DataFrame(rows, columns=[*columns, "error_days"])
+
+
+def history_points(runs: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per run: when, the verdict, and precision and recall with their intervals."""
+    rows = []
+    for result in runs:
+        changes = result.get("changes") or {}
+        p_interval = changes.get("precision_interval") or [None, None]
+        r_interval = changes.get("recall_interval") or [None, None]
+        rows.append(
+            {
+                "run_id": result["run_id"],
+                "started_at": datetime.fromisoformat(result["started_at"]),
+                "verdict": result["verdict"],
+                "precision": changes.get("precision"),
+                "precision_low": p_interval[0],
+                "precision_high": p_interval[1],
+                "recall": changes.get("recall"),
+                "recall_low": r_interval[0],
+                "recall_high": r_interval[1],
+            }
+        )
+    return pd.DataFrame(rows)
