@@ -9,13 +9,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from auditor.audit import AuditOptions, audit_site, site_of
 from auditor.changed import recrawl_list
+from auditor.demo import DEMO_DIR, DemoRow, run_demo
 from auditor.history import History, default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
+from auditor.report import DEFAULT_REPORTS_DIR, EXPORT_FORMATS, export_tables, write_report
 from auditor.result import AuditResult
 from auditor.sampler import DEFAULT_DELAY, DEFAULT_SAMPLE, SampleOptions
 from auditor.terminal import audit_summary, render_table
@@ -77,6 +82,15 @@ def _add_sampling(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def _add_out(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        default=str(DEFAULT_REPORTS_DIR),
+        metavar="DIR",
+        help=f"where the HTML report goes (default {DEFAULT_REPORTS_DIR}/)",
+    )
+
+
 def add_audit_commands(commands: argparse._SubParsersAction, add_http: AddOptions) -> None:
     """Register audit, reverify, history and changed."""
     audit = commands.add_parser(
@@ -89,6 +103,7 @@ def add_audit_commands(commands: argparse._SubParsersAction, add_http: AddOption
     audit.add_argument("site", metavar="SITE", help="site origin (or one of its sitemap URLs)")
     _add_sampling(audit)
     _add_db(audit)
+    _add_out(audit)
     add_http(audit)
     audit.set_defaults(handler=_cmd_audit)
 
@@ -100,8 +115,50 @@ def add_audit_commands(commands: argparse._SubParsersAction, add_http: AddOption
     )
     _add_sampling(reverify)
     _add_db(reverify)
+    _add_out(reverify)
     add_http(reverify)
     reverify.set_defaults(handler=_cmd_reverify)
+
+    report = commands.add_parser(
+        "report",
+        help="write a site's HTML report (and the fleet index) from the history",
+        description="Write SITE's HTML report with its PNG charts into DIR/<site>/, and the "
+        "fleet index of every reported site into DIR/index.html.",
+    )
+    report.add_argument("site", metavar="SITE")
+    _add_db(report)
+    _add_out(report)
+    report.set_defaults(handler=_cmd_report)
+
+    export = commands.add_parser(
+        "export",
+        help="export the history (sites, runs, sub-sitemap verdicts, pages) for notebooks",
+        description="Write the history's sites, runs, segments (sub-sitemap verdicts) and "
+        "pages (page observations) as CSV, Parquet or JSON lines, one file each.",
+    )
+    export.add_argument("--format", choices=EXPORT_FORMATS, required=True)
+    _add_db(export)
+    export.add_argument(
+        "--out",
+        default=str(DEFAULT_REPORTS_DIR / "export"),
+        metavar="DIR",
+        help=f"folder for the files (default {DEFAULT_REPORTS_DIR / 'export'})",
+    )
+    export.set_defaults(handler=_cmd_export)
+
+    demo = commands.add_parser(
+        "demo",
+        help="audit embedded demo sites on 127.0.0.1 twice and write their reports",
+        description="Start simulated sites on 127.0.0.1, one per lastmod behaviour, audit each "
+        "twice with a simulated change in between, and write the reports and the fleet index.",
+    )
+    demo.add_argument(
+        "--out",
+        default=str(DEMO_DIR),
+        metavar="DIR",
+        help=f"where the reports, the fleet index and the demo's history go (default {DEMO_DIR})",
+    )
+    demo.set_defaults(handler=_cmd_demo)
 
     history = commands.add_parser("history", help="the audits kept in the history")
     history.add_argument("site", nargs="?", metavar="SITE", help="only this site")
@@ -152,6 +209,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     site_of(args.site)  # a usage error before the database is touched
     with History.open(args.db) as history:
         result = audit_site(args.site, history, _options(args), on_progress=_progress)
+        path = write_report(history, result.site, Path(args.out))
+    result = replace(result, report=str(path))
     _print_result(result, args.json)
     return EXIT_OK if result.inventory.get("sitemaps", 0) else EXIT_FAILED
 
@@ -172,6 +231,37 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
     else:
         for result in results:
             print(audit_summary(result))
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    site, _ = site_of(args.site)
+    with History.open(args.db) as history:
+        path = write_report(history, site, Path(args.out))
+    print(path)
+    return EXIT_OK
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    with History.open(args.db) as history:
+        paths = export_tables(history, args.format, Path(args.out))
+    for path in paths:
+        print(path)
+    return EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+
+    def show(row: DemoRow) -> None:
+        _progress(f"{row.name}: {row.first}, then {row.second}")
+
+    rows, index = run_demo(Path(args.out), on_row=show)
+    table = [[r.name, r.first, r.second, r.expected, str(r.report)] for r in rows]
+    headers = ("demo site", "run 1", "run 2", "expected", "report")
+    print(render_table(headers, table, right=set()))
+    print(f"\n{len(rows)} sites audited twice in {time.monotonic() - started:.0f} s.")
+    print(f"Open the fleet index: {index}")
     return EXIT_OK
 
 

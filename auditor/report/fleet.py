@@ -32,9 +32,17 @@ def fleet_rows(history: History, slugs: dict[str, str]) -> list[dict[str, Any]]:
                 "trend": _trend(verdicts),
                 "timeline": verdicts[-6:],
                 "report": f"{slugs[record.origin]}/index.html" if record.origin in slugs else None,
+                "name": _label(record.origin, slugs.get(record.origin)),
             }
         )
     return sorted(rows, key=lambda r: (_RANK.get(r["verdict"], 0), r["site"]))
+
+
+def _label(origin: str, slug: str | None) -> str | None:
+    """The report folder's name when it says more than the origin (as in the demo)."""
+    from auditor.report.site import site_slug
+
+    return slug if slug and slug != site_slug(origin) else None
 
 
 def _trend(verdicts: list[str]) -> str:

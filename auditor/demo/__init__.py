@@ -1,0 +1,74 @@
+"""The demo: simulated sites on 127.0.0.1, each audited twice with a change in between.
+
+``auditor demo`` runs it: no network beyond loopback, reports and a fleet index
+written under ``reports/demo/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.audit import AuditOptions, audit_site
+from auditor.demo.server import SiteServer
+from auditor.demo.site import BEHAVIOURS, SimulatedSite
+from auditor.history import History
+from auditor.report import load_report_data, write_fleet_index, write_site_report
+from auditor.sampler import SampleOptions
+
+__all__ = ["DEMO_DIR", "DemoRow", "demo_sites", "run_demo"]
+
+#: Where the demo writes its reports, fleet index and history.
+DEMO_DIR = Path("reports") / "demo"
+#: The demo's sites are local: no delay between requests is needed to be polite.
+DEMO_OPTIONS = AuditOptions(sample=SampleOptions(sample=50, delay=0.0))
+
+
+@dataclass(frozen=True)
+class DemoRow:
+    """One demo site: what it does, and what auditor said after each run."""
+
+    name: str
+    origin: str
+    expected: str
+    first: str
+    second: str
+    report: Path
+
+
+def demo_sites() -> dict[str, SimulatedSite]:
+    """Every behaviour as a site of its own, plus one mixing two behaviours."""
+    sites = {
+        name: SimulatedSite(name, {"pages": behaviour}, seed=i)
+        for i, (name, behaviour) in enumerate(BEHAVIOURS.items())
+    }
+    sections = {"products": BEHAVIOURS["generation-time"], "blog": BEHAVIOURS["accurate-jsonld"]}
+    sites["mixed"] = SimulatedSite("mixed", sections, seed=len(sites))
+    return sites
+
+
+def run_demo(
+    folder: Path = DEMO_DIR, *, on_row: Callable[[DemoRow], None] | None = None
+) -> tuple[list[DemoRow], Path]:
+    """Run the demo; returns one row per site and the fleet index's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    database = folder / "history.sqlite3"
+    for stale in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
+        stale.unlink(missing_ok=True)  # the demo's sites get new ports: a fresh history
+    rows, slugs = [], {}
+    with History.open(database) as history:
+        for name, site in demo_sites().items():
+            with SiteServer(site) as server:
+                first = audit_site(server.origin, history, DEMO_OPTIONS)
+                site.tick()
+                second = audit_site(server.origin, history, DEMO_OPTIONS)
+            report = write_site_report(load_report_data(history, server.origin), folder / name)
+            slugs[server.origin] = name
+            expected = BEHAVIOURS[name].says if name in BEHAVIOURS else "partial"
+            row = DemoRow(name, server.origin, expected, first.verdict, second.verdict, report)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+        index = write_fleet_index(history, folder, slugs)
+    return rows, index
