@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
 
 from auditor.demo.site import SimulatedSite
 
@@ -34,7 +35,7 @@ class SiteServer:
         """(status, content type, body) for a path, as the site would answer it."""
         now = datetime.now(UTC).replace(microsecond=0)
         site, origin = self.site, self.origin
-        path = path.split("?", 1)[0]
+        path = unquote(path.split("?", 1)[0])
         if path == "/robots.txt":
             return 200, "text/plain", site.robots_txt(origin)
         if path == "/sitemap.xml":

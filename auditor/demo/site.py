@@ -154,7 +154,8 @@ class SimulatedSite:
         for n, page in enumerate(p for p in self.pages.values() if p.section == section):
             lastmod = _lastmod(behaviour, page, now - timedelta(seconds=n % 2))
             tag = f"<lastmod>{lastmod}</lastmod>" if lastmod else ""
-            lines.append(f"<url><loc>{origin}{page.path}</loc>{tag}</url>\n")
+            loc = html.escape(origin + page.path, quote=False)
+            lines.append(f"<url><loc>{loc}</loc>{tag}</url>\n")
         return _xml("urlset", "".join(lines))
 
     def page_html(self, path: str, now: datetime) -> str | None:

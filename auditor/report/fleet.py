@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor import __version__
-from auditor.report.site import environment
+from auditor.report.site import environment, site_slug
 
 if TYPE_CHECKING:
     from auditor.history import History
@@ -40,8 +40,6 @@ def fleet_rows(history: History, slugs: dict[str, str]) -> list[dict[str, Any]]:
 
 def _label(origin: str, slug: str | None) -> str | None:
     """The report folder's name when it says more than the origin (as in the demo)."""
-    from auditor.report.site import site_slug
-
     return slug if slug and slug != site_slug(origin) else None
 
 

@@ -19,9 +19,12 @@ from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.history import History
 
+PROJECT = str(Path(__file__).resolve().parents[2])
+
 
 @pytest.fixture
-def db(tmp_path):
+def db(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # reports land in ./reports: keep them out of the project
     return str(tmp_path / "history.sqlite3")
 
 
@@ -131,7 +134,7 @@ def test_an_audit_killed_mid_run_leaves_the_history_as_it_was(db, capsys):
             [sys.executable, "-m", "auditor", "audit", server.origin, "--db", db, "--delay", "0.2"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": os.getcwd()},
+            env={**os.environ, "PYTHONPATH": PROJECT},
         )
         deadline = time.monotonic() + 30
         while len(server.requests) < started + 10 and time.monotonic() < deadline:

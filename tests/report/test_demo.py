@@ -1,0 +1,32 @@
+"""auditor demo: every simulated site audited twice, reports and the fleet index written."""
+
+from __future__ import annotations
+
+from auditor.cli import main
+from auditor.demo import demo_sites, run_demo
+from auditor.demo.site import BEHAVIOURS
+
+
+def test_the_demo_audits_every_site_twice_and_writes_reports(tmp_path):
+    rows, index = run_demo(tmp_path)
+
+    assert [r.name for r in rows] == [*BEHAVIOURS, "mixed"]
+    verdicts = {r.name: (r.first, r.second) for r in rows}
+    assert verdicts["accurate-jsonld"] == ("trusted", "trusted")
+    assert verdicts["frozen"] == ("trusted", "untrusted")
+    assert verdicts["accurate-no-structured"] == ("inconclusive", "trusted")
+    assert verdicts["mixed"] == ("partial", "partial")
+    for row in rows:
+        assert row.report == tmp_path / row.name / "index.html" and row.report.is_file()
+    html = index.read_text(encoding="utf-8")
+    assert all(f'href="{r.name}/index.html"' in html for r in rows)
+    assert (tmp_path / "history.sqlite3").is_file()
+
+
+def test_demo_command_prints_the_table_and_the_index(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+
+    assert out.splitlines()[0].split()[:3] == ["demo", "site", "run"]
+    assert f"Open the fleet index: {tmp_path / 'index.html'}" in out
+    assert len(demo_sites()) == 9
