@@ -70,7 +70,8 @@ def advice(latest: dict[str, Any]) -> list[str]:
         names = ", ".join(short_name(s["sitemap"]) for s in others)
         every = _refetch_days(others)
         period = "every day" if every == 1 else f"every {every} days"
-        lines.append(f"Re-fetch the others {period}: {names}.")
+        which = "the others" if trusted else "their pages"
+        lines.append(f"Do not schedule on lastmod for {names}: re-fetch {which} {period}.")
     if latest.get("recheck_days"):
         days = _days(round(latest["recheck_days"]))
         lines.append(f"Re-verify this site in {days} (auditor reverify).")

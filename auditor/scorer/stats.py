@@ -37,4 +37,6 @@ def change_rate(pages: int, changed: int, interval_days: float) -> float | None:
     """
     if pages <= 0 or interval_days <= 0:
         return None
+    if changed == 0:
+        return 0.0
     return -math.log((pages - changed + 0.5) / (pages + 0.5)) / interval_days

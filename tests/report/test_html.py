@@ -34,7 +34,11 @@ def test_the_report_says_the_verdict_reasons_and_what_to_do(report):
     assert '<p class="badge">partial</p>' in html
     assert "lastmod can be trusted for some sub-sitemaps only" in html
     assert "Schedule crawls on lastmod for: /sitemap-blog.xml." in html
-    assert re.search(r"Re-fetch the others every (day|\d+ days): /sitemap-products.xml\.", html)
+    assert re.search(
+        r"Do not schedule on lastmod for /sitemap-products.xml: re-fetch the others every "
+        r"(day|\d+ days)\.",
+        html,
+    )
     assert "<code>generation-time</code>" in html
     for section in (
         "verdict",
@@ -94,4 +98,6 @@ def test_advice_for_each_kind_of_result():
         "Re-verify this site in 7 days (auditor reverify).",
     ]
     untrusted = {"segments": [{**segment, "verdict": "untrusted", "change_rate": 0.25}]}
-    assert advice(untrusted) == ["Re-fetch the others every 4 days: /a.xml."]
+    assert advice(untrusted) == [
+        "Do not schedule on lastmod for /a.xml: re-fetch their pages every 4 days."
+    ]
