@@ -16,16 +16,17 @@ from pathlib import Path
 from typing import TextIO
 
 from auditor import __version__
+from auditor.cli_args import add_http_options, add_max_files
 from auditor.cli_audit import add_audit_commands
 from auditor.errors import AuditorError, UsageError
 from auditor.evidence import read_page_file
 from auditor.evidence.summary import summarize
-from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, PAGE_ACCEPT, HttpClient, HttpOptions
+from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
 from auditor.inspection import inspect_target
 from auditor.inventory import read_entries_file
 from auditor.sampler.fetch import download_page, evidence_of
 from auditor.terminal import inspect_summary, inspect_table, problem_lines
-from auditor.walker import DEFAULT_MAX_FILES, Walk, WalkOptions
+from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_jsonl
 
@@ -56,37 +57,6 @@ class ProgressLine:
             self._stream.flush()
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
-    return value
-
-
-def _add_http_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--timeout",
-        type=_positive_float,
-        default=DEFAULT_TIMEOUT,
-        metavar="S",
-        help=f"total seconds per request, connect to last byte (default {DEFAULT_TIMEOUT:g})",
-    )
-    parser.add_argument(
-        "--contact",
-        default=os.environ.get("AUDITOR_CONTACT", DEFAULT_CONTACT),
-        metavar="URL",
-        help="contact URL or e-mail put in the User-Agent (default: $AUDITOR_CONTACT or the "
-        "project page)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
@@ -109,18 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write one JSON object per problem to FILE (- for stderr)",
     )
-    walk.add_argument(
-        "--max-files",
-        type=_positive_int,
-        default=DEFAULT_MAX_FILES,
-        metavar="N",
-        help=f"read at most N sitemap files (default {DEFAULT_MAX_FILES:,})",
-    )
-    _add_http_options(walk)
+    add_max_files(walk)
+    add_http_options(walk)
     walk.set_defaults(handler=_cmd_walk)
     _add_inspect(commands)
     _add_page_command(commands)
-    add_audit_commands(commands, _add_http_options)
+    add_audit_commands(commands)
     return parser
 
 
@@ -139,14 +103,8 @@ def _add_inspect(commands: argparse._SubParsersAction) -> None:
         help="an earlier `auditor walk` output (JSONL or CSV) of the same target: also "
         "report which lastmod values moved since",
     )
-    inspect.add_argument(
-        "--max-files",
-        type=_positive_int,
-        default=DEFAULT_MAX_FILES,
-        metavar="N",
-        help=f"read at most N sitemap files (default {DEFAULT_MAX_FILES:,})",
-    )
-    _add_http_options(inspect)
+    add_max_files(inspect)
+    add_http_options(inspect)
     inspect.set_defaults(handler=_cmd_inspect)
 
 
@@ -232,7 +190,7 @@ def _add_page_command(commands: argparse._SubParsersAction) -> None:
     )
     page.add_argument("--json", action="store_true", help="print the evidence as one JSON object")
     page.add_argument("--rdfa", action="store_true", help="also read RDFa (slow)")
-    _add_http_options(page)
+    add_http_options(page)
     page.set_defaults(handler=_cmd_page)
 
 

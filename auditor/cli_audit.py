@@ -10,13 +10,13 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from auditor.audit import AuditOptions, audit_site, site_of
 from auditor.changed import recrawl_list
+from auditor.cli_args import add_http_options, non_negative_float, positive_int
 from auditor.demo import DEMO_DIR, DemoRow, run_demo
 from auditor.history import History, default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
@@ -29,21 +29,6 @@ from auditor.walker import WalkOptions
 __all__ = ["add_audit_commands"]
 
 EXIT_OK, EXIT_FAILED = 0, 1
-AddOptions = Callable[[argparse.ArgumentParser], None]
-
-
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
-    return value
 
 
 def _since(text: str) -> datetime:
@@ -65,7 +50,7 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 def _add_sampling(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sample",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_SAMPLE,
         metavar="N",
         help=f"pages fetched per site and run, re-verification panel included "
@@ -73,7 +58,7 @@ def _add_sampling(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--delay",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=DEFAULT_DELAY,
         metavar="S",
         help=f"seconds between two requests to one host (default {DEFAULT_DELAY:g}; "
@@ -91,7 +76,7 @@ def _add_out(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_audit_commands(commands: argparse._SubParsersAction, add_http: AddOptions) -> None:
+def add_audit_commands(commands: argparse._SubParsersAction) -> None:
     """Register audit, reverify, history and changed."""
     audit = commands.add_parser(
         "audit",
@@ -104,7 +89,7 @@ def add_audit_commands(commands: argparse._SubParsersAction, add_http: AddOption
     _add_sampling(audit)
     _add_db(audit)
     _add_out(audit)
-    add_http(audit)
+    add_http_options(audit)
     audit.set_defaults(handler=_cmd_audit)
 
     reverify = commands.add_parser(
@@ -116,7 +101,7 @@ def add_audit_commands(commands: argparse._SubParsersAction, add_http: AddOption
     _add_sampling(reverify)
     _add_db(reverify)
     _add_out(reverify)
-    add_http(reverify)
+    add_http_options(reverify)
     reverify.set_defaults(handler=_cmd_reverify)
 
     report = commands.add_parser(
