@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
-__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c"]
+__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "w3c_text"]
 
 
 class ParsedDate(NamedTuple):
@@ -39,6 +39,7 @@ _RFC822_ZONE = re.compile(r"\s(?:[+-]\d{4}|[A-Za-z]{1,5})\Z", re.ASCII)
 _new_tuple = tuple.__new__
 _fromisoformat = datetime.fromisoformat
 _UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
+_HOURS = tuple(f"{hour:02d}" for hour in range(24))
 
 
 def _zone(tzd: str) -> timezone | None:
@@ -74,7 +75,7 @@ def _timestamp_precision(text: str) -> str | None:
     W3C timestamp forms, faster than a regular expression.
     """
     size = len(text)
-    if size < 17 or text[10] != "T" or text[4] != "-" or text[7] != "-" or text[13] != ":":
+    if size < 17 or text[4:14:3] != "--T:":  # the characters at 4, 7, 10 and 13
         return None
     if not text.isascii():  # fromisoformat skips fraction digits past 6 unchecked
         return None
@@ -93,6 +94,38 @@ def _timestamp_precision(text: str) -> str | None:
     if text[19] == "." and time_size >= 10 and text[20 : 20 + time_size - 9].isdigit():
         return "fraction"
     return None
+
+
+def w3c_text(text: str) -> tuple[str, str] | None:
+    """``parse_w3c(text)`` as text: (``value.isoformat()``, precision), or None.
+
+    What the JSONL and CSV writers print, without formatting a datetime for the
+    common timestamp shapes: the UTC text is put together from the input's own
+    digits (``datetime.fromisoformat`` has checked them), and only the hour is
+    recomputed for a whole-hour offset that keeps the date. Anything else is
+    formatted from :func:`parse_w3c`'s value.
+    """
+    precision = _timestamp_precision(text)
+    if precision is None:
+        parsed = _parse_w3c_general(text.strip())
+        return None if parsed is None else (parsed.value.isoformat(), parsed.precision)
+    try:
+        value = _fromisoformat(text)
+        hour = text[11:13]
+        if value.tzinfo is not UTC:
+            utc = value.astimezone(UTC)
+            if utc.day != value.day or utc.minute != value.minute:
+                return utc.isoformat(), precision  # a date or minute moved: rare enough
+            hour = _HOURS[utc.hour]
+    except (ValueError, OverflowError):
+        return None
+    if precision == "second":
+        return f"{text[:11]}{hour}{text[13:19]}+00:00", precision
+    if precision == "minute":
+        return f"{text[:11]}{hour}{text[13:16]}:00+00:00", precision
+    micro = value.microsecond
+    fraction = f".{micro:06d}" if micro else ""  # isoformat() drops a zero fraction
+    return f"{text[:11]}{hour}{text[13:19]}{fraction}+00:00", precision
 
 
 def _parse_w3c_general(text: str) -> ParsedDate | None:
