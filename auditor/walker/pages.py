@@ -1,0 +1,114 @@
+"""A file's records made into output, URL by URL: the walk's hot loops.
+
+:class:`Pages` holds what every file of a walk shares (the URLs emitted so
+far, as 64-bit hashes, and the lastmod caches) and turns one batch of a file's
+raw records into :class:`~auditor.models.SitemapEntry` values. A file's counts
+(duplicates, invalid lastmods...) go to its :class:`Tally`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from auditor.models import SitemapEntry
+from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c
+from auditor.walker.formats import Record
+from auditor.walker.locs import LocJudge
+
+__all__ = ["Pages", "Tally"]
+
+#: Distinct lastmod texts remembered per syntax; a cache is emptied when full.
+DATE_CACHE_SIZE = 8_192
+_new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
+
+
+@dataclass
+class Tally:
+    """What one file contributed, gathered while reading it."""
+
+    records: int = 0
+    emitted: int = 0
+    duplicates: int = 0
+    first_duplicate: str = ""
+    invalid: int = 0
+    first_invalid: str = ""
+    without_loc: int = 0
+    children: list[tuple[str, ParsedDate | None]] = field(default_factory=list)
+
+
+class Pages:
+    """The per-URL work of one walk: judge, deduplicate, date, emit."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()  # hash() of each emitted loc: a compact key, not the string
+        # lastmod text -> parsed, per syntax: stamps repeat a lot (generation time)
+        self._w3c_dates: dict[str, ParsedDate | None] = {}
+        self._rss_dates: dict[str, ParsedDate | None] = {}
+
+    def entries(
+        self, batch: list[Record], sitemap: str, judge: LocJudge, tally: Tally, kind: str | None
+    ) -> list[SitemapEntry]:
+        """The hot loop: judge, deduplicate, parse dates, make entries.
+
+        Written for speed (it runs once per URL): locals for every lookup, a set
+        size check instead of a test and an insert, the date cache read inline.
+        """
+        entries: list[SitemapEntry] = []
+        emit = entries.append
+        seen = self.seen
+        add = seen.add
+        cache = self._rss_dates if kind == "rss" else self._w3c_dates
+        fast = judge.fast_prefixes
+        tally.records += len(batch)
+        for loc, raw, news_raw in batch:
+            if not loc:
+                tally.without_loc += 1
+                continue
+            if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
+                continue
+            size = len(seen)
+            add(hash(loc))
+            if len(seen) == size:
+                tally.duplicates += 1
+                tally.first_duplicate = tally.first_duplicate or loc
+                continue
+            news = self._news_date(news_raw) if news_raw else None
+            if not raw:
+                emit(_new_entry(SitemapEntry, (loc, None, None, None, sitemap, news)))
+                continue
+            parsed = cache.get(raw)
+            if parsed is None and raw not in cache:
+                parsed = self._parse_date(raw, kind, cache)
+            if parsed is None:
+                tally.invalid += 1
+                tally.first_invalid = tally.first_invalid or raw
+                emit(_new_entry(SitemapEntry, (loc, None, None, raw, sitemap, news)))
+            else:
+                emit(_new_entry(SitemapEntry, (loc, parsed[0], parsed[1], raw, sitemap, news)))
+        tally.emitted += len(entries)
+        return entries
+
+    def date(self, raw: str, kind: str | None) -> ParsedDate | None:
+        """A lastmod through its syntax's cache (the hot loop inlines this)."""
+        cache = self._rss_dates if kind == "rss" else self._w3c_dates
+        parsed = cache.get(raw)
+        if parsed is None and raw not in cache:
+            parsed = self._parse_date(raw, kind, cache)
+        return parsed
+
+    def _parse_date(
+        self, raw: str, kind: str | None, cache: dict[str, ParsedDate | None]
+    ) -> ParsedDate | None:
+        """Parse a lastmod for this kind of file, and remember it (bounded)."""
+        parsed = parse_rfc822(raw) if kind == "rss" else parse_w3c(raw)
+        if parsed is None and kind == "rss":
+            parsed = parse_w3c(raw)  # some feeds write ISO dates in pubDate
+        if len(cache) >= DATE_CACHE_SIZE:
+            cache.clear()
+        cache[raw] = parsed
+        return parsed
+
+    def _news_date(self, raw: str) -> datetime | None:
+        parsed = self.date(raw, "urlset")
+        return None if parsed is None else parsed[0]
