@@ -18,7 +18,7 @@ from auditor import __version__
 from auditor.errors import AuditorError, UsageError
 from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
 from auditor.walker import DEFAULT_MAX_FILES, Walk, WalkOptions
-from auditor.walker.output import write_csv, write_jsonl
+from auditor.walker.output import write_csv, write_walk_jsonl
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -124,7 +124,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
         if args.format == "csv":
             write_csv(walk, out)
         else:
-            write_jsonl(walk, out)
+            write_walk_jsonl(walk, out)
         out.flush()
     finally:
         if progress is not None:

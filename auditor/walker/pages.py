@@ -2,25 +2,36 @@
 
 :class:`Pages` holds what every file of a walk shares (the URLs emitted so
 far, as 64-bit hashes, and the lastmod caches) and turns one batch of a file's
-raw records into :class:`~auditor.models.SitemapEntry` values. A file's counts
-(duplicates, invalid lastmods...) go to its :class:`Tally`.
+raw records into :class:`~auditor.models.SitemapEntry` values, or straight
+into the JSONL lines ``write_jsonl`` would write for them (the ``walk``
+command's path: one loop per URL, no entry made, and a lastmod's JSON text
+built once per distinct stamp). Both judge, deduplicate and count alike; a
+file's counts (duplicates, invalid lastmods...) go to its :class:`Tally`.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from auditor.models import SitemapEntry
-from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c
+from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c, w3c_text
 from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
+from auditor.walker.output import jsonl_lastmod_part, jsonl_line, jsonl_sitemap_end, utc_iso
 
-__all__ = ["Pages", "Tally"]
+__all__ = ["PageMaker", "Pages", "Tally"]
+
+T = TypeVar("T")
 
 #: Distinct lastmod texts remembered per syntax; a cache is emptied when full.
 DATE_CACHE_SIZE = 8_192
 _new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
+_quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
+_NO_LASTMOD = jsonl_lastmod_part(None, None, None)
 
 
 @dataclass
@@ -37,6 +48,10 @@ class Tally:
     children: list[tuple[str, ParsedDate | None]] = field(default_factory=list)
 
 
+#: What turns a batch of one file's records into output: :meth:`Pages.entries` or ``.jsonl``.
+PageMaker = Callable[[list[Record], str, LocJudge, Tally, str | None], list[T]]
+
+
 class Pages:
     """The per-URL work of one walk: judge, deduplicate, date, emit."""
 
@@ -45,6 +60,11 @@ class Pages:
         # lastmod text -> parsed, per syntax: stamps repeat a lot (generation time)
         self._w3c_dates: dict[str, ParsedDate | None] = {}
         self._rss_dates: dict[str, ParsedDate | None] = {}
+        # lastmod text -> its JSONL keys, per syntax; valid lastmods only, invalid ones apart
+        self._w3c_parts: dict[str, str] = {}
+        self._rss_parts: dict[str, str] = {}
+        self._w3c_invalid: set[str] = set()
+        self._rss_invalid: set[str] = set()
 
     def entries(
         self, batch: list[Record], sitemap: str, judge: LocJudge, tally: Tally, kind: str | None
@@ -88,6 +108,92 @@ class Pages:
                 emit(_new_entry(SitemapEntry, (loc, parsed[0], parsed[1], raw, sitemap, news)))
         tally.emitted += len(entries)
         return entries
+
+    def jsonl(
+        self, batch: list[Record], sitemap: str, judge: LocJudge, tally: Tally, kind: str | None
+    ) -> list[str]:
+        """:meth:`entries`, as the JSONL line of each entry (the other hot loop).
+
+        A lastmod's part of the line comes from a cache of the text itself, so a
+        repeated stamp costs one dict lookup and a new one is never a datetime
+        formatted (:func:`~auditor.walker.dates.w3c_text`).
+        """
+        lines: list[str] = []
+        emit = lines.append
+        seen = self.seen
+        add = seen.add
+        parts = self._rss_parts if kind == "rss" else self._w3c_parts
+        fast = judge.fast_prefixes
+        end = jsonl_sitemap_end(sitemap)
+        quote = _quote
+        tally.records += len(batch)
+        for loc, raw, news_raw in batch:
+            if not loc:
+                tally.without_loc += 1
+                continue
+            if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
+                continue
+            size = len(seen)
+            add(hash(loc))
+            if len(seen) == size:
+                tally.duplicates += 1
+                tally.first_duplicate = tally.first_duplicate or loc
+                continue
+            if news_raw:  # a news sitemap: the general way
+                emit(jsonl_line(self._entry(loc, raw, news_raw, sitemap, kind, tally)))
+                continue
+            if raw:
+                part = parts.get(raw) or self._lastmod_part(raw, kind, tally, parts)
+                emit(f'{{"loc": {quote(loc)}{part}{end}')
+            else:
+                emit(f'{{"loc": {quote(loc)}{_NO_LASTMOD}{end}')
+        tally.emitted += len(lines)
+        return lines
+
+    def _lastmod_part(self, raw: str, kind: str | None, tally: Tally, parts: dict[str, str]) -> str:
+        """A lastmod's JSONL keys on a cache miss, remembered (bounded); an invalid one counted."""
+        invalid = self._rss_invalid if kind == "rss" else self._w3c_invalid
+        if raw not in invalid:
+            text = self._text(raw, kind)
+            if text is not None:
+                part = jsonl_lastmod_part(text[0], text[1], raw)
+                if len(parts) >= DATE_CACHE_SIZE:
+                    parts.clear()
+                parts[raw] = part
+                return part
+            if len(invalid) >= DATE_CACHE_SIZE:
+                invalid.clear()
+            invalid.add(raw)
+        tally.invalid += 1
+        tally.first_invalid = tally.first_invalid or raw
+        return jsonl_lastmod_part(None, None, raw)
+
+    @staticmethod
+    def _text(raw: str, kind: str | None) -> tuple[str, str] | None:
+        """(UTC ISO text, precision) of a lastmod for this kind of file, or None."""
+        if kind != "rss":
+            return w3c_text(raw)
+        parsed = parse_rfc822(raw) or parse_w3c(raw)  # some feeds write ISO dates in pubDate
+        return None if parsed is None else (utc_iso(parsed.value, raw), parsed.precision)
+
+    def _entry(
+        self,
+        loc: str,
+        raw: str | None,
+        news_raw: str,
+        sitemap: str,
+        kind: str | None,
+        tally: Tally,
+    ) -> SitemapEntry:
+        """One entry of a news sitemap, as :meth:`entries` makes it."""
+        news = self._news_date(news_raw)
+        parsed = self.date(raw, kind) if raw else None
+        if raw and parsed is None:
+            tally.invalid += 1
+            tally.first_invalid = tally.first_invalid or raw
+        if parsed is None:
+            return SitemapEntry(loc, None, None, raw or None, sitemap, news)
+        return SitemapEntry(loc, parsed.value, parsed.precision, raw, sitemap, news)
 
     def date(self, raw: str, kind: str | None) -> ParsedDate | None:
         """A lastmod through its syntax's cache (the hot loop inlines this)."""

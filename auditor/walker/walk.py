@@ -26,7 +26,7 @@ from auditor.walker.discovery import (
 )
 from auditor.walker.formats import Record, SitemapReader
 from auditor.walker.locs import LocJudge, Origin, origin_of
-from auditor.walker.pages import Pages, Tally
+from auditor.walker.pages import PageMaker, Pages, T, Tally
 
 __all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
 
@@ -122,8 +122,19 @@ class Walk:
         """The entries in lists, as each piece of a file is read (iterate once).
 
         The same walk as iterating the Walk itself, without a Python step per
-        entry: what a fast consumer (the JSONL writer) uses.
+        entry: what a fast consumer uses.
         """
+        yield from self._run(self._pages.entries)
+
+    def _jsonl_batches(self) -> Iterator[list[str]]:
+        """The walk as JSONL lines, each what ``write_jsonl`` writes for its entry.
+
+        Package-internal: the ``walk`` command's path (``write_walk_jsonl``),
+        which makes no SitemapEntry on the way. Iterate once, as ``batches``.
+        """
+        yield from self._run(self._pages.jsonl)
+
+    def _run(self, make: PageMaker[T]) -> Iterator[list[T]]:
         if self._started:
             raise UsageError("a Walk can be iterated only once")
         self._started = True
@@ -131,7 +142,7 @@ class Walk:
         if self._client is None:
             self._client = HttpClient(self.options.http)
         try:
-            yield from self._walk(deque(self._start()))
+            yield from self._walk(deque(self._start()), make)
         finally:
             if owns_client:
                 self._client.close()
@@ -174,7 +185,7 @@ class Walk:
         return sitemaps_from_robots(_decode_text(raw), site)
 
     # -- the walk --------------------------------------------------------------
-    def _walk(self, pending: deque[_Pending]) -> Iterator[list[SitemapEntry]]:
+    def _walk(self, pending: deque[_Pending], make: PageMaker[T]) -> Iterator[list[T]]:
         while pending:
             item = pending.popleft()
             if item.url in item.chain:
@@ -194,11 +205,11 @@ class Walk:
                 return
             self._visited.add(item.url)
             tally = Tally()
-            yield from self._read_file(item, tally)
+            yield from self._read_file(item, tally, make)
             pending.extendleft(reversed(self._children(item, tally)))
             self._progress()
 
-    def _read_file(self, item: _Pending, tally: Tally) -> Iterator[list[SitemapEntry]]:
+    def _read_file(self, item: _Pending, tally: Tally, make: PageMaker[T]) -> Iterator[list[T]]:
         opened = self._open(item)
         if opened is None:
             return
@@ -209,7 +220,7 @@ class Walk:
                 if reader.kind == "sitemapindex":
                     self._index_records(batch, judge, tally)
                 else:
-                    yield self._pages.entries(batch, item.url, judge, tally, reader.kind)
+                    yield make(batch, item.url, judge, tally, reader.kind)
                     self._progress()
         finally:
             opened.body.close()
