@@ -40,6 +40,16 @@ _new_tuple = tuple.__new__
 _fromisoformat = datetime.fromisoformat
 _UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
 _HOURS = tuple(f"{hour:02d}" for hour in range(24))
+# Timestamps without a fraction, by their characters at 4, 7, 10, 13...: (length, precision,
+# end of the clock's text). Each is a shape _timestamp_precision gives that precision.
+_SHAPES = {
+    "--T::Z": (20, "second", 19),
+    "--T::+:": (25, "second", 19),
+    "--T::-:": (25, "second", 19),
+    "--T:Z": (17, "minute", 16),
+    "--T:+:": (22, "minute", 16),
+    "--T:-:": (22, "minute", 16),
+}
 
 
 def _zone(tzd: str) -> timezone | None:
@@ -99,33 +109,49 @@ def _timestamp_precision(text: str) -> str | None:
 def w3c_text(text: str) -> tuple[str, str] | None:
     """``parse_w3c(text)`` as text: (``value.isoformat()``, precision), or None.
 
-    What the JSONL and CSV writers print, without formatting a datetime for the
-    common timestamp shapes: the UTC text is put together from the input's own
-    digits (``datetime.fromisoformat`` has checked them), and only the hour is
-    recomputed for a whole-hour offset that keeps the date. Anything else is
-    formatted from :func:`parse_w3c`'s value.
+    What the JSONL writer prints, without formatting a datetime for the common
+    timestamp shapes: the UTC text is put together from the input's own digits
+    (``datetime.fromisoformat`` has checked them), only the hour recomputed for
+    an offset that keeps the date and the minute. Anything else is formatted
+    from :func:`parse_w3c`'s value.
     """
-    precision = _timestamp_precision(text)
-    if precision is None:
-        parsed = _parse_w3c_general(text.strip())
-        return None if parsed is None else (parsed.value.isoformat(), parsed.precision)
+    shape = _SHAPES.get(text[4::3])
+    if (
+        shape is not None
+        and len(text) == shape[0]
+        and text.isascii()
+        and (text[-1] == "Z" or text[-2] in "012345")  # an offset's minutes
+    ):
+        precision, clock_end = shape[1], shape[2]
+    elif text[4:20:3] == "--T::." and _timestamp_precision(text) == "fraction":
+        precision, clock_end = "fraction", 19
+    else:
+        return _w3c_text_other(text)
     try:
         value = _fromisoformat(text)
-        hour = text[11:13]
-        if value.tzinfo is not UTC:
+        if value.tzinfo is UTC:
+            if precision == "second":
+                return f"{text[:19]}+00:00", precision  # the most common lastmod of all
+            hour = text[11:13]
+        else:
             utc = value.astimezone(UTC)
             if utc.day != value.day or utc.minute != value.minute:
-                return utc.isoformat(), precision  # a date or minute moved: rare enough
+                return utc.isoformat(), precision  # the date or the minute moved: rare enough
             hour = _HOURS[utc.hour]
     except (ValueError, OverflowError):
         return None
-    if precision == "second":
-        return f"{text[:11]}{hour}{text[13:19]}+00:00", precision
+    clock = text[13:clock_end]  # ":mm:ss" or ":mm"
     if precision == "minute":
-        return f"{text[:11]}{hour}{text[13:16]}:00+00:00", precision
-    micro = value.microsecond
-    fraction = f".{micro:06d}" if micro else ""  # isoformat() drops a zero fraction
-    return f"{text[:11]}{hour}{text[13:19]}{fraction}+00:00", precision
+        clock += ":00"
+    elif precision == "fraction" and value.microsecond:  # isoformat() drops a zero fraction
+        clock += f".{value.microsecond:06d}"
+    return f"{text[:11]}{hour}{clock}+00:00", precision
+
+
+def _w3c_text_other(text: str) -> tuple[str, str] | None:
+    """:func:`w3c_text` for the shapes it does not take apart itself (fractions, dates...)."""
+    parsed = parse_w3c(text)
+    return None if parsed is None else (parsed.value.isoformat(), parsed.precision)
 
 
 def _parse_w3c_general(text: str) -> ParsedDate | None:
