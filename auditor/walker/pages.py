@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import TypeVar
 
 from auditor.models import SitemapEntry
@@ -30,6 +31,7 @@ T = TypeVar("T")
 #: Distinct lastmod texts remembered per syntax; a cache is emptied when full.
 DATE_CACHE_SIZE = 8_192
 _new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
+_first = itemgetter(0)
 _quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
 _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
 
@@ -127,18 +129,20 @@ class Pages:
         end = jsonl_sitemap_end(sitemap)
         quote = _quote
         tally.records += len(batch)
+        check = not self._add_if_all_new(batch, fast)
         for loc, raw, news_raw in batch:
-            if not loc:
-                tally.without_loc += 1
-                continue
-            if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
-                continue
-            size = len(seen)
-            add(hash(loc))
-            if len(seen) == size:
-                tally.duplicates += 1
-                tally.first_duplicate = tally.first_duplicate or loc
-                continue
+            if check:
+                if not loc:
+                    tally.without_loc += 1
+                    continue
+                if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
+                    continue
+                size = len(seen)
+                add(hash(loc))
+                if len(seen) == size:
+                    tally.duplicates += 1
+                    tally.first_duplicate = tally.first_duplicate or loc
+                    continue
             if news_raw:  # a news sitemap: the general way
                 emit(jsonl_line(self._entry(loc, raw, news_raw, sitemap, kind, tally)))
                 continue
@@ -150,11 +154,34 @@ class Pages:
         tally.emitted += len(lines)
         return lines
 
+    def _add_if_all_new(self, batch: list[Record], fast: tuple[str, ...]) -> bool:
+        """Mark a batch's locs seen at once, when each is new and on one fast prefix.
+
+        The common case, checked with a few C-level passes over the batch instead
+        of a test per URL: every loc is a string on the same allowed prefix (true
+        of all when true of the least and the greatest), none repeats within the
+        batch and none was seen before. Otherwise nothing is marked: False.
+        """
+        if not fast or not batch:
+            return False
+        locs = list(map(_first, batch))
+        try:
+            least, greatest = min(locs), max(locs)
+        except TypeError:  # a record without a loc (None)
+            return False
+        if not any(least.startswith(p) and greatest.startswith(p) for p in fast):
+            return False
+        hashes = set(map(hash, locs))
+        if len(hashes) != len(locs) or not self.seen.isdisjoint(hashes):
+            return False
+        self.seen |= hashes
+        return True
+
     def _lastmod_part(self, raw: str, kind: str | None, tally: Tally, parts: dict[str, str]) -> str:
         """A lastmod's JSONL keys on a cache miss, remembered (bounded); an invalid one counted."""
         invalid = self._rss_invalid if kind == "rss" else self._w3c_invalid
         if raw not in invalid:
-            text = self._text(raw, kind)
+            text = w3c_text(raw) if kind != "rss" else self._rss_text(raw)
             if text is not None:
                 part = jsonl_lastmod_part(text[0], text[1], raw)
                 if len(parts) >= DATE_CACHE_SIZE:
@@ -169,10 +196,8 @@ class Pages:
         return jsonl_lastmod_part(None, None, raw)
 
     @staticmethod
-    def _text(raw: str, kind: str | None) -> tuple[str, str] | None:
-        """(UTC ISO text, precision) of a lastmod for this kind of file, or None."""
-        if kind != "rss":
-            return w3c_text(raw)
+    def _rss_text(raw: str) -> tuple[str, str] | None:
+        """(UTC ISO text, precision) of an RSS pubDate, or None."""
         parsed = parse_rfc822(raw) or parse_w3c(raw)  # some feeds write ISO dates in pubDate
         return None if parsed is None else (utc_iso(parsed.value, raw), parsed.precision)
 
