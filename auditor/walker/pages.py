@@ -50,6 +50,18 @@ class Tally:
     children: list[tuple[str, ParsedDate | None]] = field(default_factory=list)
 
 
+def _plain(texts: list[str | None]) -> bool:
+    """True when JSON escapes nothing in any of these strings: ``_quote(t)`` is ``f'"{t}"'``.
+
+    One C pass over the batch's locs instead of one encoder call per loc.
+    """
+    try:
+        joined = "".join(texts)  # type: ignore[arg-type]  # None: TypeError
+    except TypeError:
+        return False
+    return len(_quote(joined)) == len(joined) + 2
+
+
 #: What turns a batch of one file's records into output: :meth:`Pages.entries` or ``.jsonl``.
 PageMaker = Callable[[list[Record], str, LocJudge, Tally, str | None], list[T]]
 
@@ -129,7 +141,9 @@ class Pages:
         end = jsonl_sitemap_end(sitemap)
         quote = _quote
         tally.records += len(batch)
-        check = not self._add_if_all_new(batch, fast)
+        locs = list(map(_first, batch))
+        check = not self._add_if_all_new(locs, fast)
+        plain = _plain(locs)
         for loc, raw, news_raw in batch:
             if check:
                 if not loc:
@@ -148,13 +162,16 @@ class Pages:
                 continue
             if raw:
                 part = parts.get(raw) or self._lastmod_part(raw, kind, tally, parts)
-                emit(f'{{"loc": {quote(loc)}{part}{end}')
             else:
-                emit(f'{{"loc": {quote(loc)}{_NO_LASTMOD}{end}')
+                part = _NO_LASTMOD
+            if plain:
+                emit(f'{{"loc": "{loc}"{part}{end}')
+            else:
+                emit(f'{{"loc": {quote(loc)}{part}{end}')
         tally.emitted += len(lines)
         return lines
 
-    def _add_if_all_new(self, batch: list[Record], fast: tuple[str, ...]) -> bool:
+    def _add_if_all_new(self, locs: list[str | None], fast: tuple[str, ...]) -> bool:
         """Mark a batch's locs seen at once, when each is new and on one fast prefix.
 
         The common case, checked with a few C-level passes over the batch instead
@@ -162,9 +179,8 @@ class Pages:
         of all when true of the least and the greatest), none repeats within the
         batch and none was seen before. Otherwise nothing is marked: False.
         """
-        if not fast or not batch:
+        if not fast or not locs:
             return False
-        locs = list(map(_first, batch))
         try:
             least, greatest = min(locs), max(locs)
         except TypeError:  # a record without a loc (None)

@@ -80,7 +80,9 @@ _STAMPS = st.one_of(
     ),
 )
 _PATHS = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
+    | st.sampled_from('\t\n"\\\x7f\u2028'),  # what JSON escapes, and what it need not
+    max_size=12,
 )
 
 
