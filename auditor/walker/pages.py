@@ -4,9 +4,10 @@
 far, as 64-bit hashes, and the lastmod caches) and turns one batch of a file's
 raw records into :class:`~auditor.models.SitemapEntry` values, or straight
 into the JSONL lines ``write_jsonl`` would write for them (the ``walk``
-command's path: one loop per URL, no entry made, and a lastmod's JSON text
-built once per distinct stamp). Both judge, deduplicate and count alike; a
-file's counts (duplicates, invalid lastmods...) go to its :class:`Tally`.
+command's path: one loop per URL, no entry made, a lastmod's JSON text built
+once per distinct stamp, and a batch of new URLs marked seen in one step).
+Both judge, deduplicate and count alike; a file's counts (duplicates, invalid
+lastmods...) go to its :class:`Tally`.
 """
 
 from __future__ import annotations
