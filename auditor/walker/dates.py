@@ -39,7 +39,14 @@ _RFC822_ZONE = re.compile(r"\s(?:[+-]\d{4}|[A-Za-z]{1,5})\Z", re.ASCII)
 _new_tuple = tuple.__new__
 _fromisoformat = datetime.fromisoformat
 _UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
-_HOURS = tuple(f"{hour:02d}" for hour in range(24))
+# "hh" + a whole-hour offset -> the UTC hour, where the date stays the same.
+_UTC_HOURS = {
+    f"{hour:02d}{sign}{offset:02d}:00": f"{hour - shift:02d}"
+    for hour in range(24)
+    for offset in range(1, 24)
+    for sign, shift in (("+", offset), ("-", -offset))
+    if 0 <= hour - shift < 24
+}
 # Timestamps without a fraction, by their characters at 4, 7, 10, 13...: (length, precision,
 # end of the clock's text). Each is a shape _timestamp_precision gives that precision.
 _SHAPES = {
@@ -111,9 +118,9 @@ def w3c_text(text: str) -> tuple[str, str] | None:
 
     What the JSONL writer prints, without formatting a datetime for the common
     timestamp shapes: the UTC text is put together from the input's own digits
-    (``datetime.fromisoformat`` has checked them), only the hour recomputed for
-    an offset that keeps the date and the minute. Anything else is formatted
-    from :func:`parse_w3c`'s value.
+    (``datetime.fromisoformat`` has checked them), only the hour looked up for
+    a whole-hour offset that keeps the date. Anything else is formatted from
+    the parsed value.
     """
     shape = _SHAPES.get(text[4::3])
     if (
@@ -134,10 +141,9 @@ def w3c_text(text: str) -> tuple[str, str] | None:
                 return f"{text[:19]}+00:00", precision  # the most common lastmod of all
             hour = text[11:13]
         else:
-            utc = value.astimezone(UTC)
-            if utc.day != value.day or utc.minute != value.minute:
-                return utc.isoformat(), precision  # the date or the minute moved: rare enough
-            hour = _HOURS[utc.hour]
+            hour = _UTC_HOURS.get(text[11:13] + text[-6:])
+            if hour is None:  # the date or the minute moves: rare enough to format
+                return value.astimezone(UTC).isoformat(), precision
     except (ValueError, OverflowError):
         return None
     clock = text[13:clock_end]  # ":mm:ss" or ":mm"
