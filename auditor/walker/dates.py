@@ -142,7 +142,7 @@ def w3c_text(text: str) -> tuple[str, str] | None:
             hour = text[11:13]
         else:
             hour = _UTC_HOURS.get(text[11:13] + text[-6:])
-            if hour is None:  # the date or the minute moves: rare enough to format
+            if hour is None:  # the date moves, or a part-hour offset: rare enough to format
                 return value.astimezone(UTC).isoformat(), precision
     except (ValueError, OverflowError):
         return None
@@ -155,7 +155,7 @@ def w3c_text(text: str) -> tuple[str, str] | None:
 
 
 def _w3c_text_other(text: str) -> tuple[str, str] | None:
-    """:func:`w3c_text` for the shapes it does not take apart itself (fractions, dates...)."""
+    """:func:`w3c_text` for the forms it does not take apart itself (dates, lower-case t...)."""
     parsed = parse_w3c(text)
     return None if parsed is None else (parsed.value.isoformat(), parsed.precision)
 
