@@ -130,8 +130,8 @@ class Pages:
         """:meth:`entries`, as the JSONL line of each entry (the other hot loop).
 
         A lastmod's part of the line comes from a cache of the text itself, so a
-        repeated stamp costs one dict lookup and a new one is never a datetime
-        formatted (:func:`~auditor.walker.dates.w3c_text`).
+        repeated stamp costs one dict lookup, and a new one in a common shape is
+        never formatted from a datetime (:func:`~auditor.walker.dates.w3c_text`).
         """
         lines: list[str] = []
         emit = lines.append
