@@ -28,7 +28,7 @@ from auditor.sampler.fetch import download_page, evidence_of
 from auditor.terminal import inspect_summary, inspect_table, problem_lines
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
-from auditor.walker.output import write_csv, write_jsonl
+from auditor.walker.output import write_csv, write_walk_jsonl
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -120,7 +120,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
         if args.format == "csv":
             write_csv(walk, out)
         else:
-            write_jsonl(walk, out)
+            write_walk_jsonl(walk, out)
         out.flush()
     finally:
         if progress is not None:

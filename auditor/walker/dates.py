@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
-__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c"]
+__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "w3c_text"]
 
 
 class ParsedDate(NamedTuple):
@@ -39,6 +39,24 @@ _RFC822_ZONE = re.compile(r"\s(?:[+-]\d{4}|[A-Za-z]{1,5})\Z", re.ASCII)
 _new_tuple = tuple.__new__
 _fromisoformat = datetime.fromisoformat
 _UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
+# "hh" + a whole-hour offset -> the UTC hour, where the date stays the same.
+_UTC_HOURS = {
+    f"{hour:02d}{sign}{offset:02d}:00": f"{hour - shift:02d}"
+    for hour in range(24)
+    for offset in range(1, 24)
+    for sign, shift in (("+", offset), ("-", -offset))
+    if 0 <= hour - shift < 24
+}
+# Timestamps without a fraction, by their characters at 4, 7, 10, 13...: (length, precision,
+# end of the clock's text). Each is a shape _timestamp_precision gives that precision.
+_SHAPES = {
+    "--T::Z": (20, "second", 19),
+    "--T::+:": (25, "second", 19),
+    "--T::-:": (25, "second", 19),
+    "--T:Z": (17, "minute", 16),
+    "--T:+:": (22, "minute", 16),
+    "--T:-:": (22, "minute", 16),
+}
 
 
 def _zone(tzd: str) -> timezone | None:
@@ -74,7 +92,7 @@ def _timestamp_precision(text: str) -> str | None:
     W3C timestamp forms, faster than a regular expression.
     """
     size = len(text)
-    if size < 17 or text[10] != "T" or text[4] != "-" or text[7] != "-" or text[13] != ":":
+    if size < 17 or text[4:14:3] != "--T:":  # the characters at 4, 7, 10 and 13
         return None
     if not text.isascii():  # fromisoformat skips fraction digits past 6 unchecked
         return None
@@ -93,6 +111,53 @@ def _timestamp_precision(text: str) -> str | None:
     if text[19] == "." and time_size >= 10 and text[20 : 20 + time_size - 9].isdigit():
         return "fraction"
     return None
+
+
+def w3c_text(text: str) -> tuple[str, str] | None:
+    """``parse_w3c(text)`` as text: (``value.isoformat()``, precision), or None.
+
+    What the JSONL writer prints, without formatting a datetime for the common
+    timestamp shapes: the UTC text is put together from the input's own digits
+    (``datetime.fromisoformat`` has checked them), only the hour looked up for
+    a whole-hour offset that keeps the date. Anything else is formatted from
+    the parsed value.
+    """
+    shape = _SHAPES.get(text[4::3])
+    if (
+        shape is not None
+        and len(text) == shape[0]
+        and text.isascii()
+        and (text[-1] == "Z" or text[-2] in "012345")  # an offset's minutes
+    ):
+        precision, clock_end = shape[1], shape[2]
+    elif text[4:20:3] == "--T::." and _timestamp_precision(text) == "fraction":
+        precision, clock_end = "fraction", 19
+    else:
+        return _w3c_text_other(text)
+    try:
+        value = _fromisoformat(text)
+        if value.tzinfo is UTC:
+            if precision == "second":
+                return f"{text[:19]}+00:00", precision  # the most common lastmod of all
+            hour = text[11:13]
+        else:
+            hour = _UTC_HOURS.get(text[11:13] + text[-6:])
+            if hour is None:  # the date moves, or a part-hour offset: rare enough to format
+                return value.astimezone(UTC).isoformat(), precision
+    except (ValueError, OverflowError):
+        return None
+    clock = text[13:clock_end]  # ":mm:ss" or ":mm"
+    if precision == "minute":
+        clock += ":00"
+    elif precision == "fraction" and value.microsecond:  # isoformat() drops a zero fraction
+        clock += f".{value.microsecond:06d}"
+    return f"{text[:11]}{hour}{clock}+00:00", precision
+
+
+def _w3c_text_other(text: str) -> tuple[str, str] | None:
+    """:func:`w3c_text` for the forms it does not take apart itself (dates, lower-case t...)."""
+    parsed = parse_w3c(text)
+    return None if parsed is None else (parsed.value.isoformat(), parsed.precision)
 
 
 def _parse_w3c_general(text: str) -> ParsedDate | None:

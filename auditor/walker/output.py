@@ -6,11 +6,22 @@ import csv
 import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from auditor.models import SitemapEntry
 
-__all__ = ["CSV_COLUMNS", "write_csv", "write_jsonl"]
+if TYPE_CHECKING:
+    from auditor.walker.walk import Walk
+
+__all__ = [
+    "CSV_COLUMNS",
+    "jsonl_lastmod_part",
+    "jsonl_line",
+    "jsonl_sitemap_end",
+    "write_csv",
+    "write_jsonl",
+    "write_walk_jsonl",
+]
 
 CSV_COLUMNS = SitemapEntry._fields
 _BATCH = 2_000
@@ -39,6 +50,44 @@ def utc_iso(value: datetime, raw: str | None = None) -> str:
         if size == 10:
             return raw + "T00:00:00+00:00"
     return value.isoformat()
+
+
+def jsonl_lastmod_part(iso: str | None, precision: str | None, raw: str | None) -> str:
+    """The lastmod keys of a JSONL line, from ``, "lastmod"`` to the raw text's value.
+
+    ``iso`` is the UTC instant as ``isoformat()`` writes it, None for a lastmod
+    that is absent (``raw`` None) or not a date.
+    """
+    if iso is None or precision is None or raw is None:
+        return f"{_NO_DATE}{'null' if raw is None else _quote(raw)}"
+    return f', "lastmod": "{iso}"{_PRECISION_PART[precision]}{_quote(raw)}'
+
+
+def jsonl_sitemap_end(sitemap: str, news: datetime | None = None) -> str:
+    """The end of a JSONL line: the sitemap key, the news date when there is one, the newline."""
+    if news is None:
+        return f', "sitemap": {_quote(sitemap)}}}\n'
+    return f', "sitemap": {_quote(sitemap)}, "news_publication_date": "{news.isoformat()}"}}\n'
+
+
+def jsonl_line(entry: SitemapEntry) -> str:
+    """One entry's JSONL line, exactly as :func:`write_jsonl` writes it."""
+    loc, lastmod, precision, raw, sitemap, news = entry
+    iso = None if lastmod is None else utc_iso(lastmod, raw)
+    return (
+        f'{{"loc": {_quote(loc)}{jsonl_lastmod_part(iso, precision, raw)}'
+        f"{jsonl_sitemap_end(sitemap, news)}"
+    )
+
+
+def write_walk_jsonl(walk: Walk, out: TextIO) -> int:
+    """``write_jsonl(walk, out)``, byte for byte, without making the entries (the CLI's path)."""
+    count = 0
+    write = out.write
+    for lines in walk._jsonl_batches():
+        count += len(lines)
+        write("".join(lines))
+    return count
 
 
 def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:

@@ -18,7 +18,6 @@ from pathlib import Path
 from auditor.errors import UsageError
 from auditor.http import Body, FetchFailure, HttpClient, HttpOptions, read_local_file
 from auditor.models import Problem, SitemapEntry, SitemapFile
-from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c
 from auditor.walker.discovery import (
     ROBOTS_MAX_BYTES,
     Target,
@@ -27,6 +26,7 @@ from auditor.walker.discovery import (
 )
 from auditor.walker.formats import Record, SitemapReader
 from auditor.walker.locs import LocJudge, Origin, origin_of
+from auditor.walker.pages import PageMaker, Pages, T, Tally
 
 __all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
 
@@ -37,9 +37,6 @@ PROTOCOL_MAX_URLS = 50_000
 
 ProgressCallback = Callable[[int, int], None]  # (files read, unique URLs so far)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
-#: Distinct lastmod texts remembered; the cache is emptied when full.
-_DATE_CACHE_SIZE = 8_192
-_new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
 
 
 @dataclass(frozen=True)
@@ -77,20 +74,6 @@ class _Opened:
     etag: str | None = None
 
 
-@dataclass
-class _Tally:
-    """What one file contributed, gathered while reading it."""
-
-    records: int = 0
-    emitted: int = 0
-    duplicates: int = 0
-    first_duplicate: str = ""
-    invalid: int = 0
-    first_invalid: str = ""
-    without_loc: int = 0
-    children: list[tuple[str, ParsedDate | None]] = field(default_factory=list)
-
-
 class Walk:
     """One walk of a target. Iterate it (once) for :class:`SitemapEntry` values.
 
@@ -113,11 +96,8 @@ class Walk:
         self.started_at = datetime.now(UTC)
         self._client = client
         self._on_progress = on_progress
-        self._seen: set[int] = set()  # hash() of each emitted loc: a compact key, not the string
+        self._pages = Pages()
         self._visited: set[str] = set()
-        # lastmod text -> parsed, per syntax: stamps repeat a lot (generation time)
-        self._w3c_dates: dict[str, ParsedDate | None] = {}
-        self._rss_dates: dict[str, ParsedDate | None] = {}
         self._started = False
 
     @property
@@ -128,7 +108,7 @@ class Walk:
     @property
     def urls(self) -> int:
         """Unique URLs emitted so far."""
-        return len(self._seen)
+        return len(self._pages.seen)
 
     @property
     def site(self) -> str | None:
@@ -142,8 +122,19 @@ class Walk:
         """The entries in lists, as each piece of a file is read (iterate once).
 
         The same walk as iterating the Walk itself, without a Python step per
-        entry: what a fast consumer (the JSONL writer) uses.
+        entry: what a fast consumer uses.
         """
+        yield from self._run(self._pages.entries)
+
+    def _jsonl_batches(self) -> Iterator[list[str]]:
+        """The walk as JSONL lines, each what ``write_jsonl`` writes for its entry.
+
+        Package-internal: the ``walk`` command's path (``write_walk_jsonl``),
+        which makes no SitemapEntry on the way. Iterate once, as ``batches``.
+        """
+        yield from self._run(self._pages.jsonl)
+
+    def _run(self, make: PageMaker[T]) -> Iterator[list[T]]:
         if self._started:
             raise UsageError("a Walk can be iterated only once")
         self._started = True
@@ -151,7 +142,7 @@ class Walk:
         if self._client is None:
             self._client = HttpClient(self.options.http)
         try:
-            yield from self._walk(deque(self._start()))
+            yield from self._walk(deque(self._start()), make)
         finally:
             if owns_client:
                 self._client.close()
@@ -161,7 +152,7 @@ class Walk:
 
     def _progress(self) -> None:
         if self._on_progress is not None:
-            self._on_progress(len(self.files), len(self._seen))
+            self._on_progress(len(self.files), len(self._pages.seen))
 
     # -- discovery -------------------------------------------------------------
     def _start(self) -> list[_Pending]:
@@ -194,7 +185,7 @@ class Walk:
         return sitemaps_from_robots(_decode_text(raw), site)
 
     # -- the walk --------------------------------------------------------------
-    def _walk(self, pending: deque[_Pending]) -> Iterator[list[SitemapEntry]]:
+    def _walk(self, pending: deque[_Pending], make: PageMaker[T]) -> Iterator[list[T]]:
         while pending:
             item = pending.popleft()
             if item.url in item.chain:
@@ -213,12 +204,12 @@ class Walk:
                 )
                 return
             self._visited.add(item.url)
-            tally = _Tally()
-            yield from self._read_file(item, tally)
+            tally = Tally()
+            yield from self._read_file(item, tally, make)
             pending.extendleft(reversed(self._children(item, tally)))
             self._progress()
 
-    def _read_file(self, item: _Pending, tally: _Tally) -> Iterator[list[SitemapEntry]]:
+    def _read_file(self, item: _Pending, tally: Tally, make: PageMaker[T]) -> Iterator[list[T]]:
         opened = self._open(item)
         if opened is None:
             return
@@ -229,7 +220,7 @@ class Walk:
                 if reader.kind == "sitemapindex":
                     self._index_records(batch, judge, tally)
                 else:
-                    yield self._page_records(batch, item.url, judge, tally, reader.kind)
+                    yield make(batch, item.url, judge, tally, reader.kind)
                     self._progress()
         finally:
             opened.body.close()
@@ -297,74 +288,7 @@ class Walk:
             origins.add(origin_of(final_url))
         return LocJudge(origins)
 
-    def _page_records(
-        self, batch: list[Record], sitemap: str, judge: LocJudge, tally: _Tally, kind: str | None
-    ) -> list[SitemapEntry]:
-        """The hot loop: judge, deduplicate, parse dates, make entries.
-
-        Written for speed (it runs once per URL): locals for every lookup, a set
-        size check instead of a test and an insert, the date cache read inline.
-        """
-        entries: list[SitemapEntry] = []
-        emit = entries.append
-        seen = self._seen
-        add = seen.add
-        cache = self._rss_dates if kind == "rss" else self._w3c_dates
-        fast = judge.fast_prefixes
-        tally.records += len(batch)
-        for loc, raw, news_raw in batch:
-            if not loc:
-                tally.without_loc += 1
-                continue
-            if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
-                continue
-            size = len(seen)
-            add(hash(loc))
-            if len(seen) == size:
-                tally.duplicates += 1
-                tally.first_duplicate = tally.first_duplicate or loc
-                continue
-            news = self._news_date(news_raw) if news_raw else None
-            if not raw:
-                emit(_new_entry(SitemapEntry, (loc, None, None, None, sitemap, news)))
-                continue
-            parsed = cache.get(raw)
-            if parsed is None and raw not in cache:
-                parsed = self._parse_date(raw, kind, cache)
-            if parsed is None:
-                tally.invalid += 1
-                tally.first_invalid = tally.first_invalid or raw
-                emit(_new_entry(SitemapEntry, (loc, None, None, raw, sitemap, news)))
-            else:
-                emit(_new_entry(SitemapEntry, (loc, parsed[0], parsed[1], raw, sitemap, news)))
-        tally.emitted += len(entries)
-        return entries
-
-    def _parse_date(
-        self, raw: str, kind: str | None, cache: dict[str, ParsedDate | None]
-    ) -> ParsedDate | None:
-        """Parse a lastmod for this kind of file, and remember it (bounded)."""
-        parsed = parse_rfc822(raw) if kind == "rss" else parse_w3c(raw)
-        if parsed is None and kind == "rss":
-            parsed = parse_w3c(raw)  # some feeds write ISO dates in pubDate
-        if len(cache) >= _DATE_CACHE_SIZE:
-            cache.clear()
-        cache[raw] = parsed
-        return parsed
-
-    def _date(self, raw: str, kind: str | None) -> ParsedDate | None:
-        """A lastmod through its syntax's cache (the hot loop inlines this)."""
-        cache = self._rss_dates if kind == "rss" else self._w3c_dates
-        parsed = cache.get(raw)
-        if parsed is None and raw not in cache:
-            parsed = self._parse_date(raw, kind, cache)
-        return parsed
-
-    def _news_date(self, raw: str) -> datetime | None:
-        parsed = self._date(raw, "urlset")
-        return None if parsed is None else parsed[0]
-
-    def _index_records(self, batch: list[Record], judge: LocJudge, tally: _Tally) -> None:
+    def _index_records(self, batch: list[Record], judge: LocJudge, tally: Tally) -> None:
         tally.records += len(batch)
         for loc, raw, _news in batch:
             if not loc:
@@ -372,13 +296,13 @@ class Walk:
                 continue
             if not judge.accepts(loc):
                 continue
-            parsed = self._date(raw, "sitemapindex") if raw else None
+            parsed = self._pages.date(raw, "sitemapindex") if raw else None
             if raw and parsed is None:
                 tally.invalid += 1
                 tally.first_invalid = tally.first_invalid or raw
             tally.children.append((loc, parsed))
 
-    def _children(self, item: _Pending, tally: _Tally) -> list[_Pending]:
+    def _children(self, item: _Pending, tally: Tally) -> list[_Pending]:
         """An index's children, newest first by their index lastmod (undated last)."""
         if not tally.children:
             return []
@@ -396,7 +320,7 @@ class Walk:
             for loc, parsed in ordered
         ]
 
-    def _tally_problems(self, item: _Pending, kind: str | None, tally: _Tally) -> None:
+    def _tally_problems(self, item: _Pending, kind: str | None, tally: Tally) -> None:
         url = item.url
         if kind == "sitemapindex" and item.chain:
             self._problem(url, "nested-index", f"an index listed by the index {item.parent}")
@@ -429,7 +353,7 @@ class Walk:
             )
 
     def _file_record(
-        self, item: _Pending, opened: _Opened, kind: str | None, tally: _Tally
+        self, item: _Pending, opened: _Opened, kind: str | None, tally: Tally
     ) -> SitemapFile:
         return SitemapFile(
             url=item.url,

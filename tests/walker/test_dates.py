@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.walker import ParsedDate, parse_rfc822, parse_w3c
+from auditor.walker.dates import w3c_text
 
 
 def utc(*args: int) -> datetime:
@@ -353,3 +354,46 @@ def test_fast_timestamp_path_agrees_on_valid_stamps(moment, zone, pattern):
 
     text = moment.strftime(pattern) + zone
     assert parse_w3c(text) == _parse_w3c_general(text)
+
+
+# -- w3c_text: what the writers print, without formatting a datetime --------------------------
+
+
+def expected_text(text: str) -> tuple[str, str] | None:
+    parsed = parse_w3c(text)
+    return None if parsed is None else (parsed.value.isoformat(), parsed.precision)
+
+
+@pytest.mark.parametrize("text", [f[0] for f in W3C_FORMS])
+def test_w3c_text_is_isoformat_of_the_parsed_value(text):
+    assert w3c_text(text) == expected_text(text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_DATEISH)
+def test_w3c_text_agrees_with_parse_w3c_on_date_like_text(text):
+    assert w3c_text(text) == expected_text(text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+    ),
+    st.sampled_from(["Z", "+00:00", "-00:00", "+02:00", "-05:00", "-05:30", "+23:59", "+14:00"]),
+    st.sampled_from(
+        ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S.000"]
+    ),
+    st.integers(min_value=0, max_value=6),
+)
+def test_w3c_text_agrees_with_parse_w3c_on_valid_stamps(moment, zone, pattern, cut):
+    text = moment.strftime(pattern)
+    if pattern.endswith("%f"):
+        text = text[: len(text) - cut]  # 1 to 6 fraction digits
+    text += zone
+    assert w3c_text(text) == expected_text(text)
+
+
+def test_w3c_text_at_the_ends_of_the_calendar():
+    for text in ("0001-01-01T00:30+01:00", "9999-12-31T23:30-01:00", "0001-01-01T00:00:00Z"):
+        assert w3c_text(text) == expected_text(text)
