@@ -21,24 +21,50 @@ The library API mirrors the command line::
 
 __version__ = "0.1.0"
 
-from auditor.dispersion import DispersionReport, Flag, analyse
+import typing
+
+import auditor._lazy as _lazy
 from auditor.errors import AuditorError, HistoryError, NothingReadable, UsageError
-from auditor.evidence import (
-    Comparison,
-    DatedValue,
-    Fingerprint,
-    PageEvidence,
-    compare_lastmod,
-    mark_shared_date_modified,
-    read_page,
-    simhash_distance,
-)
-from auditor.history import History
 from auditor.http import HttpClient, HttpOptions
-from auditor.inspection import Inspection, inspect_target
-from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
 from auditor.models import Problem, SitemapEntry, SitemapFile
 from auditor.walker import Walk, WalkOptions, walk
+
+if typing.TYPE_CHECKING:
+    from auditor.dispersion import DispersionReport, Flag, analyse
+    from auditor.evidence import (
+        Comparison,
+        DatedValue,
+        Fingerprint,
+        PageEvidence,
+        compare_lastmod,
+        mark_shared_date_modified,
+        read_page,
+        simhash_distance,
+    )
+    from auditor.history import History
+    from auditor.inspection import Inspection, inspect_target
+    from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
+
+_EXPORTS = {
+    "DispersionReport": "auditor.dispersion",
+    "Flag": "auditor.dispersion",
+    "analyse": "auditor.dispersion",
+    "Comparison": "auditor.evidence",
+    "DatedValue": "auditor.evidence",
+    "Fingerprint": "auditor.evidence",
+    "PageEvidence": "auditor.evidence",
+    "compare_lastmod": "auditor.evidence",
+    "mark_shared_date_modified": "auditor.evidence",
+    "read_page": "auditor.evidence",
+    "simhash_distance": "auditor.evidence",
+    "History": "auditor.history",
+    "Inspection": "auditor.inspection",
+    "inspect_target": "auditor.inspection",
+    "Inventory": "auditor.inventory",
+    "entries_to_dataframe": "auditor.inventory",
+    "load_inventory": "auditor.inventory",
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AuditorError",

@@ -1,5 +1,8 @@
 """The command line: the only place that reads argv, prints and exits.
 
+Each command imports what it needs when it runs: ``auditor walk`` never loads
+pandas, lxml or matplotlib.
+
 Exit codes (contract): 0 the command did its job, 1 it could not (e.g. no
 sitemap readable at all), 2 usage error.
 """
@@ -19,13 +22,7 @@ from auditor import __version__
 from auditor.cli_args import add_http_options, add_max_files
 from auditor.cli_audit import add_audit_commands
 from auditor.errors import AuditorError, UsageError
-from auditor.evidence import read_page_file
-from auditor.evidence.summary import summarize
 from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
-from auditor.inspection import inspect_target
-from auditor.inventory import read_entries_file
-from auditor.sampler.fetch import download_page, evidence_of
-from auditor.terminal import inspect_summary, inspect_table, problem_lines
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_walk_jsonl
@@ -132,6 +129,10 @@ def _cmd_walk(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
+    from auditor.inspection import inspect_target
+    from auditor.inventory import read_entries_file
+    from auditor.terminal import inspect_summary, inspect_table, problem_lines
+
     options = WalkOptions(
         http=HttpOptions(timeout=args.timeout, contact=args.contact),
         max_files=args.max_files,
@@ -195,6 +196,10 @@ def _add_page_command(commands: argparse._SubParsersAction) -> None:
 
 
 def _cmd_page(args: argparse.Namespace) -> int:
+    from auditor.evidence import read_page_file
+    from auditor.evidence.summary import summarize
+    from auditor.sampler.fetch import download_page, evidence_of
+
     target = classify_target(args.target)
     if target.kind == "file":
         evidence = read_page_file(Path(target.value), rdfa=args.rdfa)

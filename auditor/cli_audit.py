@@ -1,4 +1,5 @@
-"""The command line of audits and their history: audit, reverify, history, changed.
+"""The command line of audits and their history: audit, reverify, history, changed,
+report, export, demo. Heavy modules are imported by the command that needs them.
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
@@ -13,18 +14,20 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from auditor.audit import AuditOptions, audit_site, site_of
-from auditor.changed import recrawl_list
 from auditor.cli_args import add_http_options, non_negative_float, positive_int
-from auditor.demo import DEMO_DIR, DemoRow, run_demo
-from auditor.history import History, default_db_path
+from auditor.history.db import default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
-from auditor.report import DEFAULT_REPORTS_DIR, EXPORT_FORMATS, export_tables, write_report
-from auditor.result import AuditResult
-from auditor.sampler import DEFAULT_DELAY, DEFAULT_SAMPLE, SampleOptions
-from auditor.terminal import audit_summary, render_table
+from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
+from auditor.sampler.choose import DEFAULT_SAMPLE
+from auditor.sampler.pacing import DEFAULT_DELAY
 from auditor.walker import WalkOptions
+
+if TYPE_CHECKING:
+    from auditor.audit import AuditOptions
+    from auditor.demo import DemoRow
+    from auditor.result import AuditResult
 
 __all__ = ["add_audit_commands"]
 
@@ -165,6 +168,9 @@ def add_audit_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _options(args: argparse.Namespace) -> AuditOptions:
+    from auditor.audit import AuditOptions
+    from auditor.sampler import SampleOptions
+
     http = HttpOptions(timeout=args.timeout, contact=args.contact)
     return AuditOptions(
         walk=WalkOptions(http=http),
@@ -184,6 +190,8 @@ def _progress(message: str) -> None:
 
 
 def _print_result(result: AuditResult, as_json: bool) -> None:
+    from auditor.terminal import audit_summary
+
     if as_json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
@@ -191,6 +199,10 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
+    from auditor.audit import audit_site, site_of
+    from auditor.history import History
+    from auditor.report import write_report
+
     site_of(args.site)  # a usage error before the database is touched
     with History.open(args.db) as history:
         result = audit_site(args.site, history, _options(args), on_progress=_progress)
@@ -201,6 +213,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_reverify(args: argparse.Namespace) -> int:
+    from auditor.audit import audit_site
+    from auditor.history import History
+    from auditor.terminal import audit_summary
+
     results = []
     with History.open(args.db) as history:
         due = history.due_sites(datetime.now(UTC))
@@ -220,6 +236,10 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from auditor.audit import site_of
+    from auditor.history import History
+    from auditor.report import write_report
+
     site, _ = site_of(args.site)
     with History.open(args.db) as history:
         path = write_report(history, site, Path(args.out))
@@ -228,6 +248,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from auditor.history import History
+    from auditor.report import export_tables
+
     with History.open(args.db) as history:
         paths = export_tables(history, args.format, Path(args.out))
     for path in paths:
@@ -236,6 +259,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from auditor.demo import run_demo
+    from auditor.terminal import render_table
+
     started = time.monotonic()
 
     def show(row: DemoRow) -> None:
@@ -251,6 +277,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
+    from auditor.history import History
+    from auditor.terminal import render_table
+
     with History.open(args.db) as history:
         runs = history.runs(args.site)
     rows = [
@@ -278,6 +307,10 @@ def _cmd_history(args: argparse.Namespace) -> int:
 
 
 def _cmd_changed(args: argparse.Namespace) -> int:
+    from auditor.audit import site_of
+    from auditor.changed import recrawl_list
+    from auditor.history import History
+
     site, _ = site_of(args.site)
     with History.open(args.db) as history:
         items = recrawl_list(history, site, args.since)

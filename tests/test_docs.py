@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,9 +53,28 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_all_lists_exactly_the_public_names():
+    for name in auditor.__all__:  # lazy names load on first use: load them all
+        getattr(auditor, name)
     public = {
         name
         for name, value in vars(auditor).items()
         if not name.startswith("_") and not isinstance(value, type(auditor))
     }
     assert set(auditor.__all__) - {"__version__"} == public
+
+
+def test_the_walk_command_loads_no_heavy_library():
+    """`auditor walk` starts fast and small: pandas, lxml and matplotlib stay unloaded."""
+    code = (
+        "import sys, auditor.cli; "
+        "print(sorted(m for m in ('pandas', 'lxml', 'matplotlib', 'extruct', 'jinja2') "
+        "if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    ).stdout.strip()
+    assert loaded == "[]"

@@ -14,13 +14,11 @@ from auditor.audit import AuditOptions, audit_site
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.history import History
-from auditor.report import load_report_data, write_fleet_index, write_site_report
+from auditor.report import DEMO_DIR, load_report_data, write_fleet_index, write_site_report
 from auditor.sampler import SampleOptions
 
 __all__ = ["DEMO_DIR", "DemoRow", "demo_sites", "run_demo"]
 
-#: Where the demo writes its reports, fleet index and history.
-DEMO_DIR = Path("reports") / "demo"
 #: The demo's sites are local: no delay between requests is needed to be polite.
 DEMO_OPTIONS = AuditOptions(sample=SampleOptions(sample=50, delay=0.0))
 

@@ -9,13 +9,36 @@ Pure: bytes and headers in, :class:`PageEvidence` out; fetching is the caller's.
 - :func:`simhash_distance` how far apart two content fingerprints are.
 """
 
-from auditor.evidence.compare import DEFAULT_TOLERANCE, Comparison, compare_lastmod
-from auditor.evidence.credibility import RENDER_TIME_WINDOW, mark_shared_date_modified
-from auditor.evidence.dates import parse_page_date
-from auditor.evidence.files import read_page_file
-from auditor.evidence.fingerprint import simhash_distance
-from auditor.evidence.model import DatedValue, Fingerprint, PageEvidence
-from auditor.evidence.page import PAGE_MAX_BYTES, failed_page, read_page
+import typing
+
+from auditor import _lazy
+
+if typing.TYPE_CHECKING:
+    from auditor.evidence.compare import DEFAULT_TOLERANCE, Comparison, compare_lastmod
+    from auditor.evidence.credibility import RENDER_TIME_WINDOW, mark_shared_date_modified
+    from auditor.evidence.dates import parse_page_date
+    from auditor.evidence.files import read_page_file
+    from auditor.evidence.fingerprint import simhash_distance
+    from auditor.evidence.model import DatedValue, Fingerprint, PageEvidence
+    from auditor.evidence.page import PAGE_MAX_BYTES, failed_page, read_page
+
+_EXPORTS = {
+    "DEFAULT_TOLERANCE": "auditor.evidence.compare",
+    "Comparison": "auditor.evidence.compare",
+    "compare_lastmod": "auditor.evidence.compare",
+    "RENDER_TIME_WINDOW": "auditor.evidence.credibility",
+    "mark_shared_date_modified": "auditor.evidence.credibility",
+    "parse_page_date": "auditor.evidence.dates",
+    "read_page_file": "auditor.evidence.files",
+    "simhash_distance": "auditor.evidence.fingerprint",
+    "DatedValue": "auditor.evidence.model",
+    "Fingerprint": "auditor.evidence.model",
+    "PageEvidence": "auditor.evidence.model",
+    "PAGE_MAX_BYTES": "auditor.evidence.page",
+    "failed_page": "auditor.evidence.page",
+    "read_page": "auditor.evidence.page",
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_TOLERANCE",

@@ -8,10 +8,27 @@ No other module imports sqlite3. ::
         history.latest_pages(site)            # the previous sample, for changes
 """
 
-from auditor.history.db import MIGRATIONS, default_db_path
-from auditor.history.records import DEFAULT_RECHECK_DAYS, RunRecord, SiteRecord
-from auditor.history.state import decode_state, encode_state
-from auditor.history.store import History
+import typing
+
+from auditor import _lazy
+
+if typing.TYPE_CHECKING:
+    from auditor.history.db import MIGRATIONS, default_db_path
+    from auditor.history.records import DEFAULT_RECHECK_DAYS, RunRecord, SiteRecord
+    from auditor.history.state import decode_state, encode_state
+    from auditor.history.store import History
+
+_EXPORTS = {
+    "MIGRATIONS": "auditor.history.db",
+    "default_db_path": "auditor.history.db",
+    "DEFAULT_RECHECK_DAYS": "auditor.history.records",
+    "RunRecord": "auditor.history.records",
+    "SiteRecord": "auditor.history.records",
+    "decode_state": "auditor.history.state",
+    "encode_state": "auditor.history.state",
+    "History": "auditor.history.store",
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_RECHECK_DAYS",

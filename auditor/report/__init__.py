@@ -5,19 +5,34 @@ The one door to report files and plots (matplotlib, Agg backend).
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from auditor.report.data import ReportData, load_report_data
-from auditor.report.exports import EXPORT_FORMATS, export_tables, neutralise_formulas
-from auditor.report.fleet import write_fleet_index
-from auditor.report.site import site_slug, write_site_report
+from auditor import _lazy
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
+    from auditor.report.data import ReportData, load_report_data
+    from auditor.report.exports import export_tables, neutralise_formulas
+    from auditor.report.fleet import write_fleet_index
+    from auditor.report.site import site_slug, write_site_report
+
+_EXPORTS = {
+    "ReportData": "auditor.report.data",
+    "load_report_data": "auditor.report.data",
+    "export_tables": "auditor.report.exports",
+    "neutralise_formulas": "auditor.report.exports",
+    "write_fleet_index": "auditor.report.fleet",
+    "site_slug": "auditor.report.site",
+    "write_site_report": "auditor.report.site",
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+
+if typing.TYPE_CHECKING:
     from auditor.history import History
 
 __all__ = [
     "DEFAULT_REPORTS_DIR",
+    "DEMO_DIR",
     "EXPORT_FORMATS",
     "ReportData",
     "export_tables",
@@ -32,11 +47,18 @@ __all__ = [
 
 #: Where reports land by default (relative to the working directory).
 DEFAULT_REPORTS_DIR = Path("reports")
+#: Where ``auditor demo`` writes its reports, fleet index and history.
+DEMO_DIR = DEFAULT_REPORTS_DIR / "demo"
+#: Formats of ``auditor export``.
+EXPORT_FORMATS = ("csv", "parquet", "json")
 
 
 def write_report(history: History, site: str, folder: Path = DEFAULT_REPORTS_DIR) -> Path:
     """Write ``site``'s report into ``folder/<site>/`` and refresh the fleet index in
     ``folder``; returns the site report's path."""
+    from auditor.report.data import load_report_data
+    from auditor.report.site import site_slug, write_site_report
+
     path = write_site_report(load_report_data(history, site), folder / site_slug(site))
     refresh_fleet_index(history, folder)
     return path
@@ -44,6 +66,9 @@ def write_report(history: History, site: str, folder: Path = DEFAULT_REPORTS_DIR
 
 def refresh_fleet_index(history: History, folder: Path) -> Path:
     """The fleet index of ``folder``, linking every site whose report is there."""
+    from auditor.report.fleet import write_fleet_index
+    from auditor.report.site import site_slug
+
     slugs = {
         record.origin: site_slug(record.origin)
         for record in history.sites()

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from auditor.report import EXPORT_FORMATS
+
 if TYPE_CHECKING:
     from auditor.history import History
 
 __all__ = ["EXPORT_FORMATS", "EXPORT_TABLES", "export_tables", "neutralise_formulas"]
 
 EXPORT_TABLES = ("sites", "runs", "segments", "pages")
-EXPORT_FORMATS = ("csv", "parquet", "json")
 _FORMULA_STARTS = ("=", "+", "-", "@")
 
 

@@ -7,17 +7,41 @@ reason, never an exception.
 
 from __future__ import annotations
 
-from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample
-from auditor.sampler.fetch import (
-    PAGE_MAX_BYTES,
-    FetchedPage,
-    PageFetcher,
-    download_page,
-    evidence_of,
-)
-from auditor.sampler.pacing import DEFAULT_DELAY, HostPacer
-from auditor.sampler.robots import RobotsPolicy, fetch_robots
-from auditor.sampler.run import SampleOptions, SampleRun, sample_site
+import typing
+
+from auditor import _lazy
+
+if typing.TYPE_CHECKING:
+    from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample
+    from auditor.sampler.fetch import (
+        PAGE_MAX_BYTES,
+        FetchedPage,
+        PageFetcher,
+        download_page,
+        evidence_of,
+    )
+    from auditor.sampler.pacing import DEFAULT_DELAY, HostPacer
+    from auditor.sampler.robots import RobotsPolicy, fetch_robots
+    from auditor.sampler.run import SampleOptions, SampleRun, sample_site
+
+_EXPORTS = {
+    "DEFAULT_SAMPLE": "auditor.sampler.choose",
+    "SampledPage": "auditor.sampler.choose",
+    "choose_sample": "auditor.sampler.choose",
+    "PAGE_MAX_BYTES": "auditor.sampler.fetch",
+    "FetchedPage": "auditor.sampler.fetch",
+    "PageFetcher": "auditor.sampler.fetch",
+    "download_page": "auditor.sampler.fetch",
+    "evidence_of": "auditor.sampler.fetch",
+    "DEFAULT_DELAY": "auditor.sampler.pacing",
+    "HostPacer": "auditor.sampler.pacing",
+    "RobotsPolicy": "auditor.sampler.robots",
+    "fetch_robots": "auditor.sampler.robots",
+    "SampleOptions": "auditor.sampler.run",
+    "SampleRun": "auditor.sampler.run",
+    "sample_site": "auditor.sampler.run",
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_DELAY",
