@@ -1,0 +1,266 @@
+"""The one door to the network: deadlines, byte caps, gzip, redirects and retries.
+
+Every request auditor makes goes through :class:`HttpClient`:
+
+- a **total** deadline per request: a watchdog shuts the socket down when it
+  expires, so a server that drips a byte a second (headers or body) cannot hold
+  a request past ``timeout``;
+- the body is streamed, never read whole, and capped (``max_bytes`` after
+  decompression): :class:`Body` stops at the cap and says so;
+- gzip is judged by the magic bytes ``1f 8b``, whatever the name, and
+  ``Content-Encoding: gzip``/``deflate`` is decoded here too, both capped;
+- redirects are followed by hand: at most ``max_redirects``, and only on the
+  same host (an off-host redirect is returned as a failure, not followed);
+- 429 and 5xx are retried a bounded number of times with backoff, honouring
+  ``Retry-After``.
+
+Failures come back as :class:`FetchFailure` values, never as exceptions.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+from auditor import __version__
+from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_as_it_arrives, read_local_file
+from auditor.http.deadline import Deadline, WatchedAdapter, current_request
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_TIMEOUT",
+    "PAGE_ACCEPT",
+    "SITEMAP_ACCEPT",
+    "Body",
+    "FetchFailure",
+    "HttpClient",
+    "HttpOptions",
+    "Response",
+    "read_local_file",
+    "retry_after_seconds",
+]
+
+#: Total seconds one request may take, connect to last byte.
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_REDIRECTS = 5
+#: Retries after the first attempt, for 429 and 5xx only.
+DEFAULT_RETRIES = 2
+#: A Retry-After longer than this is not waited for: the failure is returned.
+DEFAULT_MAX_RETRY_WAIT = 60.0
+DEFAULT_CONTACT = "https://github.com/auditor-project/auditor"
+#: Accept headers: what the walker asks for, and what the sampler asks for.
+SITEMAP_ACCEPT = "application/xml,text/xml,text/plain,*/*;q=0.8"
+PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+#: Largest piece inflated at once, so a bomb never sits in memory whole.
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """How the client behaves; every field has a named default."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_redirects: int = DEFAULT_MAX_REDIRECTS
+    retries: int = DEFAULT_RETRIES
+    backoff: float = 1.0
+    max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
+    contact: str = DEFAULT_CONTACT
+    accept: str = SITEMAP_ACCEPT
+
+    @property
+    def user_agent(self) -> str:
+        """The User-Agent header: tool, version and contact."""
+        return f"auditor/{__version__} (+{self.contact})"
+
+
+@dataclass(frozen=True)
+class FetchFailure:
+    """A request that produced no usable response, with a walker problem code."""
+
+    url: str
+    code: str  # http-error | timeout | redirect | too-many-redirects
+    detail: str
+    status: int | None = None
+
+
+@dataclass
+class Response:
+    """A response whose headers are read and whose body is waiting to be streamed."""
+
+    url: str  # the URL asked for
+    final_url: str  # after same-host redirects
+    status: int
+    headers: dict[str, str]
+    fetched_at: datetime
+    body: Body
+    redirects: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True for a 2xx status."""
+        return 200 <= self.status < 300
+
+    def header(self, name: str) -> str | None:
+        """A header's value by case-insensitive name, or None."""
+        return self.headers.get(name.lower())
+
+    def close(self) -> None:
+        """Release the connection without reading the body."""
+        self.body.close()
+
+
+class HttpClient:
+    """The requests Session auditor uses, with deadlines, caps, redirects and retries."""
+
+    def __init__(self, options: HttpOptions | None = None) -> None:
+        self.options = options or HttpOptions()
+        self.session = requests.Session()
+        adapter = WatchedAdapter(pool_connections=4, pool_maxsize=8, max_retries=0)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.session.headers.update(
+            {
+                "User-Agent": self.options.user_agent,
+                "Accept-Encoding": "gzip, deflate",
+                "Accept": self.options.accept,
+            }
+        )
+        self._sleep = time.sleep
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.session.close()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, url: str, *, max_bytes: int | None = None) -> Response | FetchFailure:
+        """GET ``url`` within the deadline, retrying 429/5xx; the body is left to stream."""
+        cap = self.options.max_bytes if max_bytes is None else max_bytes
+        attempt = 0
+        while True:
+            result = self._get_following_redirects(url, cap)
+            wait = self._retry_wait(result, attempt)
+            if wait is None:
+                return result
+            assert isinstance(result, Response)
+            result.close()
+            self._sleep(wait)
+            attempt += 1
+
+    def _retry_wait(self, result: Response | FetchFailure, attempt: int) -> float | None:
+        if not isinstance(result, Response) or attempt >= self.options.retries:
+            return None
+        if result.status != 429 and result.status < 500:
+            return None
+        backoff = self.options.backoff * (2**attempt)
+        asked = retry_after_seconds(result.header("retry-after"))
+        wait = backoff if asked is None else max(asked, backoff)
+        return None if wait > self.options.max_retry_wait else wait
+
+    def _get_following_redirects(self, url: str, cap: int) -> Response | FetchFailure:
+        deadline = Deadline(self.options.timeout)
+        seen = [url]
+        current = url
+        try:
+            for _ in range(self.options.max_redirects + 1):
+                result = self._get_once(current, deadline, cap)
+                if isinstance(result, FetchFailure) or result.status not in _REDIRECT_STATUSES:
+                    if isinstance(result, Response):
+                        result.url, result.redirects = url, seen[1:]
+                    else:
+                        deadline.cancel()
+                    return result
+                target = urljoin(current, result.header("location") or "")
+                result.close()
+                if not _same_host(url, target):
+                    return FetchFailure(
+                        url, "redirect", f"{result.status} to another host: {target}", result.status
+                    )
+                if target in seen:
+                    return FetchFailure(url, "too-many-redirects", f"redirect loop via {target}")
+                seen.append(target)
+                current = target
+                deadline = Deadline(max(deadline.remaining(), 0.0))
+            deadline.cancel()
+            return FetchFailure(
+                url, "too-many-redirects", f"more than {self.options.max_redirects} redirects"
+            )
+        except BaseException:
+            deadline.cancel()
+            raise
+
+    def _get_once(self, url: str, deadline: Deadline, cap: int) -> Response | FetchFailure:
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            return FetchFailure(url, "timeout", f"no response within {self.options.timeout:g} s")
+        current_request.deadline = deadline
+        try:
+            resp = self.session.get(
+                url, stream=True, allow_redirects=False, timeout=(remaining, remaining)
+            )
+        except requests.RequestException as exc:
+            deadline.cancel()
+            if deadline.expired or isinstance(exc, requests.Timeout):
+                detail = f"no response within {self.options.timeout:g} s"
+                return FetchFailure(url, "timeout", detail)
+            return FetchFailure(url, "http-error", f"connection failed: {_short(exc)}")
+        finally:
+            current_request.deadline = None
+        headers = {k.lower(): v for k, v in resp.headers.items()}
+        body = Body(
+            read_as_it_arrives(resp.raw),
+            content_encoding=headers.get("content-encoding", ""),
+            max_bytes=cap,
+            deadline=deadline,
+            on_close=lambda complete: _release(resp, complete),
+        )
+        return Response(url, url, resp.status_code, headers, datetime.now(UTC), body)
+
+
+def _release(resp: requests.Response, complete: bool) -> None:
+    """Give a fully read connection back to the pool; close one left mid-body."""
+    if complete:
+        resp.raw.release_conn()
+    else:
+        resp.close()
+
+
+def _same_host(a: str, b: str) -> bool:
+    target = urlsplit(b)
+    return target.scheme in ("http", "https") and (urlsplit(a).hostname or "") == (
+        target.hostname or ""
+    )
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for (delta seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    for marker in ("Connection refused", "Name or service not known", "timed out", "reset"):
+        if marker in text:
+            return marker
+    return type(exc).__name__ if len(text) > 200 else text
