@@ -23,7 +23,8 @@ __all__ = ["GENERATION_WINDOW_SECONDS", "Generation", "generation_share"]
 #: second apart and millisecond jitter, while real edits this close to a fetch are rare.
 GENERATION_WINDOW_SECONDS = 10
 #: A date-only lastmod written at generation time is the site's local date of the
-#: fetch: the UTC day of the anchor, or the day before or after (offsets -12h..+14h).
+#: fetch: the UTC day of the anchor, or the day before or after (offsets -12h..+14h),
+#: whichever of the three carries the most values (one day, never the three merged).
 _DAY = 86_400
 #: Anchors in the order they are preferred when two explain the same number of values.
 ANCHORS = ("date-header", "last-modified", "fetch-time", "newest-value")
@@ -101,6 +102,8 @@ def _count_within(
     timed = int(np.count_nonzero(near & ~date_only))
     if not count_days:
         return timed
+    # One local day, not three merged: a list of the last days' items spreads over several.
     day = int(moment // _DAY) * _DAY
-    on_day = (seconds >= day - _DAY) & (seconds <= day + _DAY)
-    return timed + int(np.count_nonzero(on_day & date_only))
+    days = seconds[date_only] // _DAY * _DAY
+    on_day = max(int(np.count_nonzero(days == day + shift)) for shift in (-_DAY, 0, _DAY))
+    return timed + on_day

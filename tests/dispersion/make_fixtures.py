@@ -39,6 +39,10 @@ def index(children: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
+def numbered(values: Iterable[str]) -> list[tuple[str, str]]:
+    return [(f"/p/{i}", v) for i, v in enumerate(values)]
+
+
 def one_file(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
     return {"sitemap.xml": urlset(items)}
 
@@ -81,6 +85,9 @@ def main() -> None:
     )
     # Date-only generation time: every entry carries the day of the request.
     write_site("disp-date-generation", one_file((f"/p/{i}", "{{today}}") for i in range(30)))
+    # A plain sitemap of the last three days' articles, date-only: recent, not generated.
+    recent = ["{{today}}"] * 12 + ["{{today-1d}}"] * 10 + ["{{today-2d}}"] * 8
+    write_site("disp-recent-days", one_file(numbered(recent)))
     # Absent: no lastmod at all.
     write_site("disp-absent", {"sitemap.xml": urlset((f"/p/{i}", None) for i in range(30))})
     # Accurate and widely spread: timed posts over 3 years, date-only pages over 5 years.
