@@ -36,6 +36,7 @@ class AuditOptions:
 
     walk: WalkOptions = field(default_factory=WalkOptions)
     sample: SampleOptions = field(default_factory=SampleOptions)
+    seed: int | None = None  # the sample's seed; None: derived from the site's origin
 
 
 def site_of(target: str) -> tuple[str, Target]:
@@ -76,7 +77,7 @@ def audit_site(
         site,
         inventory.entries,
         options.sample,
-        seed=_seed(site, len(history.runs(site))),
+        seed=_seed(site, len(history.runs(site)), options.seed),
         panel=panel,
     )
     observations = [PageObservation.of(page, evidence) for page, evidence in run.pages]
@@ -105,6 +106,6 @@ def _origin(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
 
 
-def _seed(site: str, runs_so_far: int) -> int:
+def _seed(site: str, runs_so_far: int, base: int | None) -> int:
     """A sample seed that differs per site and per run, and is reproducible."""
-    return zlib.crc32(site.encode()) * 1_000 + runs_so_far
+    return (zlib.crc32(site.encode()) if base is None else base) * 1_000 + runs_so_far

@@ -15,6 +15,7 @@ __all__ = [
     "audit_summary",
     "inspect_summary",
     "inspect_table",
+    "plain_verdict",
     "problem_lines",
     "render_table",
 ]
@@ -108,9 +109,23 @@ PLAIN_VERDICTS = {
 }
 
 
+UNREADABLE = (
+    "no sitemap could be read, so there is nothing to judge yet: see the problems, fix the "
+    "target (a site origin or a sitemap URL), and audit again."
+)
+
+
+def plain_verdict(verdict: str, reason_codes: Sequence[str] = ()) -> str:
+    """The verdict in plain words (the unreadable case said as what it is)."""
+    if "sitemap-unreadable" in reason_codes:
+        return UNREADABLE
+    return PLAIN_VERDICTS[verdict]
+
+
 def audit_summary(result: AuditResult) -> str:
     """The verdict in plain words, its reasons with their figures, and what to do."""
-    lines = [f"{result.site}: {result.verdict.upper()}: {PLAIN_VERDICTS[result.verdict]}"]
+    plain = plain_verdict(result.verdict, [r.code for r in result.reasons])
+    lines = [f"{result.site}: {result.verdict.upper()}: {plain}"]
     if result.degraded:
         lines.append(
             f"  DEGRADED: this site was trusted on its previous run; it is {result.verdict} now."

@@ -7,7 +7,7 @@ written under ``reports/demo/``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from auditor.audit import AuditOptions, audit_site
@@ -58,9 +58,10 @@ def run_demo(
     with History.open(database) as history:
         for name, site in demo_sites().items():
             with SiteServer(site) as server:
-                first = audit_site(server.origin, history, DEMO_OPTIONS)
+                options = replace(DEMO_OPTIONS, seed=site.seed)  # the same sample every time
+                first = audit_site(server.origin, history, options)
                 site.tick()
-                second = audit_site(server.origin, history, DEMO_OPTIONS)
+                second = audit_site(server.origin, history, options)
             report = write_site_report(load_report_data(history, server.origin), folder / name)
             slugs[server.origin] = name
             expected = BEHAVIOURS[name].says if name in BEHAVIOURS else "partial"

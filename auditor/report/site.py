@@ -21,7 +21,7 @@ from auditor.report.data import (
     short_name,
     top_shared_values,
 )
-from auditor.terminal import PLAIN_VERDICTS
+from auditor.terminal import plain_verdict
 
 __all__ = ["advice", "render_site", "site_slug", "write_site_report"]
 
@@ -94,7 +94,7 @@ def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:
         .render(
             site=data.site,
             latest=latest,
-            plain=PLAIN_VERDICTS[latest["verdict"]],
+            plain=plain_verdict(latest["verdict"], [r["code"] for r in latest["reasons"]]),
             advice=advice(latest),
             runs=data.runs,
             pages=data.pages,

@@ -148,3 +148,13 @@ def test_an_audit_killed_mid_run_leaves_the_history_as_it_was(db, capsys):
         assert len(history.latest_pages(server.origin)) == 50
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_an_unreadable_site_says_so_and_exits_1(db, capsys):
+    with SiteServer(_site("accurate-jsonld")) as server:
+        origin = server.origin
+    # the server is gone: nothing answers
+    assert main(["audit", origin, "--db", db, "--delay", "0", "--timeout", "2"]) == 1
+    out = capsys.readouterr().out
+    assert f"{origin}: INCONCLUSIVE: no sitemap could be read" in out
+    assert "- sitemap-unreadable: no sitemap could be read" in out

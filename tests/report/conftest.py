@@ -31,7 +31,7 @@ def audited(tmp_path_factory):
     site = HostileSite("mixed", sections, pages_per_section=40, seed=3)
     first = next(p for p in site.pages.values() if p.section == "blog")
     site.pages[HOSTILE] = PageState(HOSTILE, "blog", first.created, first.modified)
-    options = AuditOptions(sample=SampleOptions(sample=60, delay=0.0))
+    options = AuditOptions(sample=SampleOptions(sample=60, delay=0.0), seed=3)
     database = folder / "history.sqlite3"
     with SiteServer(site) as server, History.open(database) as history:
         audit_site(server.origin, history, options)
