@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 from auditor.dispersion import analyse
 from auditor.errors import UsageError
@@ -48,8 +47,8 @@ def site_of(target: str) -> tuple[str, Target]:
     found = classify_target(target)
     if found.kind == "file":
         raise UsageError(f"{target}: an audit needs a site (a URL), not a local file")
-    site = found.value if found.kind == "site" else _origin(found.value)
-    return site, found
+    assert found.site is not None  # not a file
+    return found.site, found
 
 
 def audit_site(
@@ -99,11 +98,6 @@ def audit_site(
         result, files=inventory.files, entries=inventory.entries, pages=observations
     )
     return replace(result, run_id=run_id)
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
 
 
 def _seed(site: str, runs_so_far: int, base: int | None) -> int:

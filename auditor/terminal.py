@@ -18,6 +18,7 @@ __all__ = [
     "plain_verdict",
     "problem_lines",
     "render_table",
+    "short_name",
 ]
 
 _HEADERS = ("sub-sitemap", "URLs", "dated", "distinct", "top value", "top share", "flags")
@@ -87,12 +88,17 @@ def _row(name: str, f: Figures, flags: list[str]) -> list[str]:
     ]
 
 
+def short_name(url: str) -> str:
+    """A sitemap URL without its origin."""
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return url
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
 def _short(url: str) -> str:
     """A sitemap URL without its origin, shortened to fit a column."""
-    parts = urlsplit(url)
-    name = url
-    if parts.netloc:
-        name = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    name = short_name(url)
     return name if len(name) <= _MAX_NAME else "…" + name[-(_MAX_NAME - 1) :]
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import pandas as pd
 
 from auditor.errors import UsageError
 from auditor.result import PageObservation
+from auditor.terminal import short_name
 
 if TYPE_CHECKING:
     from auditor.history import History
@@ -58,14 +58,6 @@ def load_report_data(history: History, site: str) -> ReportData:
         pages=history.pages(int(latest["run_id"])),
         entries=history.latest_entries(site),
     )
-
-
-def short_name(url: str) -> str:
-    """A sitemap URL without its origin."""
-    parts = urlsplit(url)
-    if not parts.netloc:
-        return url
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 def lastmod_by_month(entries: pd.DataFrame | None) -> pd.DataFrame:

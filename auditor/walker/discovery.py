@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 from auditor.errors import UsageError
 
@@ -33,8 +33,11 @@ class Target:
         """The site origin (scheme://host[:port]), None for a local file."""
         if self.kind == "file":
             return None
-        parts = urlsplit(self.value)
-        return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
+        return _origin(urlsplit(self.value))
+
+
+def _origin(parts: SplitResult) -> str:
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
 
 
 def classify_target(text: str) -> Target:
@@ -57,7 +60,7 @@ def classify_target(text: str) -> Target:
     except ValueError as exc:
         raise UsageError(f"bad port in {text}") from exc
     if parts.path in ("", "/") and not parts.query:
-        return Target("site", urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", "")))
+        return Target("site", _origin(parts))
     return Target("url", text)
 
 
