@@ -92,12 +92,12 @@ def sample_site(
             site, client, robots, HostPacer(options.delay), max_bytes=options.max_bytes
         )
         chosen = choose_sample(entries, options.sample, seed=seed, panel=panel)
-        pages = _fetch_all(fetcher, chosen, on_page)
-        skipped = sum(f.error == "robots" for _, f in pages)
+        pages = _fetch_all(fetcher, chosen, options.rdfa, on_page)
+        skipped = sum(e.error == "robots" for _, e in pages)
         if skipped and robots.rule == "parsed":
             extra = _replacements(entries, robots, {p.loc for p, _ in pages}, skipped, seed)
-            pages += _fetch_all(fetcher, extra, on_page)
-        evidence = mark_shared_date_modified([evidence_of(f, rdfa=options.rdfa) for _, f in pages])
+            pages += _fetch_all(fetcher, extra, options.rdfa, on_page)
+        evidence = mark_shared_date_modified([e for _, e in pages])
         chosen_pages = [p for p, _ in pages]
         return SampleRun(robots, tuple(zip(chosen_pages, evidence, strict=True)), fetcher.requests)
     finally:
@@ -106,14 +106,15 @@ def sample_site(
 
 
 def _fetch_all(
-    fetcher: PageFetcher, chosen: list[SampledPage], on_page: PageCallback | None
-) -> list[tuple[SampledPage, FetchedPage]]:
+    fetcher: PageFetcher, chosen: list[SampledPage], rdfa: bool, on_page: PageCallback | None
+) -> list[tuple[SampledPage, PageEvidence]]:
+    """Fetch and read each page in turn; only its evidence is kept, never its body."""
     pages = []
     for page in chosen:
         fetched = fetcher.fetch(page.loc)
-        pages.append((page, fetched))
         if on_page is not None:
             on_page(page, fetched)
+        pages.append((page, evidence_of(fetched, rdfa=rdfa)))
     return pages
 
 
