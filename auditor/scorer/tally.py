@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from auditor.evidence import DatedValue, compare_lastmod
+from auditor.evidence.compare import period_of
 from auditor.result import PageObservation
 
 __all__ = ["Tally", "tally_pages"]
@@ -14,6 +15,10 @@ __all__ = ["Tally", "tally_pages"]
 _RENDER_TIME = frozenset(
     {"render-time-date-modified", "shared-date-modified", "future-date-modified"}
 )
+
+
+#: Precisions that stand for a period long enough to hide a change between two fetches.
+_COARSE = frozenset({"year", "month", "day"})
 
 
 @dataclass
@@ -106,9 +111,21 @@ def _count_date_modified(tally: Tally, page: PageObservation) -> None:
     tally.errors_seconds.append(comparison.signed_error_seconds)
 
 
+def _too_coarse(before: PageObservation, now: PageObservation) -> bool:
+    """True when the previous fetch falls inside the current lastmod's own period (a
+    date-only lastmod of the day both fetches happened): a change between them may leave
+    lastmod exactly as it was, so the pair says nothing about lastmod."""
+    if now.lastmod is None or now.lastmod_precision not in _COARSE:
+        return False
+    start, end = period_of(now.lastmod, now.lastmod_precision)
+    return start <= before.fetched_at <= end
+
+
 def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -> None:
     if before.fp_exact is None or now.fp_exact is None:
         return
+    if _too_coarse(before, now):
+        return  # lastmod's precision cannot show a change made since the previous fetch
     changed = before.fp_exact != now.fp_exact
     advanced = now.lastmod is not None and (before.lastmod is None or now.lastmod > before.lastmod)
     tally.compared += 1

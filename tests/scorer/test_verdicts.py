@@ -257,3 +257,27 @@ def test_result_json_follows_the_contract():
     }
     assert result["segments"][0]["reasons"] == []
     assert {"sitemap", "urls", "verdict", "reasons"} <= set(result["segments"][0])
+
+
+def test_a_date_only_lastmod_is_not_blamed_for_changes_within_its_day():
+    """Two fetches on the day of a date-only lastmod: a change between them cannot show."""
+    from dataclasses import replace as change
+
+    day = NOW.replace(hour=0)
+    before = [
+        change(
+            _page(SPREAD, i, dm_offset=None, fetched=NOW - timedelta(hours=2), fp=f"v1-{i}"),
+            lastmod=day,
+            lastmod_precision="day",
+        )
+        for i in range(16)
+    ]
+    after = [
+        change(p, fetched_at=NOW, fp_exact=f"v2-{i}" if i < 5 else p.fp_exact)
+        for i, p in enumerate(before)
+    ]
+    result = _score(_dispersion(spread=100), after, before)
+
+    assert result.changes.compared == 0  # nothing lastmod could have shown
+    assert result.verdict == "inconclusive"
+    assert "changed-without-lastmod" not in _codes(result)
