@@ -60,8 +60,7 @@ def choose_sample(
         return []
     rng = np.random.default_rng(seed)
     frame = entries.reset_index(drop=True)
-    position = {loc: i for i, loc in enumerate(frame["loc"])}
-    panel_rows = list(dict.fromkeys(position[loc] for loc in panel if loc in position))
+    panel_rows = _rows_of(frame, list(panel))
     fresh_rows = np.setdiff1d(np.arange(len(frame)), np.array(panel_rows, dtype=np.int64))
     panel_take = min(len(panel_rows), budget)
     if len(fresh_rows):
@@ -69,6 +68,17 @@ def choose_sample(
     chosen = [(row, "panel") for row in panel_rows[:panel_take]]
     chosen += _stratified(frame, fresh_rows, budget - panel_take, rng)
     return [_page(frame, row, stratum) for row, stratum in chosen]
+
+
+def _rows_of(frame: pd.DataFrame, locs: list[str]) -> list[int]:
+    """The rows of ``locs`` still in the inventory, in the order given, once each."""
+    if not locs:
+        return []
+    import pandas as pd
+
+    unique = frame["loc"].drop_duplicates()  # its index: row positions (frame is reset)
+    found = pd.Index(unique.to_numpy()).get_indexer(pd.Index(locs).drop_duplicates())
+    return [int(unique.index[i]) for i in found if i >= 0]
 
 
 def _stratified(
