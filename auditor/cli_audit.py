@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.cli_args import add_http_options, non_negative_float, positive_int
+from auditor.cli_args import add_http_options, add_max_files, non_negative_float, positive_int
 from auditor.history.db import default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
@@ -92,6 +92,7 @@ def add_audit_commands(commands: argparse._SubParsersAction) -> None:
     _add_sampling(audit)
     _add_db(audit)
     _add_out(audit)
+    add_max_files(audit)
     add_http_options(audit)
     audit.set_defaults(handler=_cmd_audit)
 
@@ -104,6 +105,7 @@ def add_audit_commands(commands: argparse._SubParsersAction) -> None:
     _add_sampling(reverify)
     _add_db(reverify)
     _add_out(reverify)
+    add_max_files(reverify)
     add_http_options(reverify)
     reverify.set_defaults(handler=_cmd_reverify)
 
@@ -173,7 +175,7 @@ def _options(args: argparse.Namespace) -> AuditOptions:
 
     http = HttpOptions(timeout=args.timeout, contact=args.contact)
     return AuditOptions(
-        walk=WalkOptions(http=http),
+        walk=WalkOptions(http=http, max_files=args.max_files),
         sample=SampleOptions(
             sample=args.sample,
             delay=args.delay,
