@@ -107,6 +107,8 @@ class SampleFigures:
     skipped_robots: int
     render_time: int = 0  # dateModified that vouch for nothing
     agreement_low: float | None = None  # Wilson 95% lower bound of agree / (agree + disagree)
+    with_last_modified: int = 0  # pages without dateModified, compared on HTTP Last-Modified
+    last_modified_agree: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object (contract keys first)."""
@@ -119,6 +121,8 @@ class SampleFigures:
             "skipped_robots": self.skipped_robots,
             "render_time": self.render_time,
             "agreement_low": _rounded(self.agreement_low),
+            "with_last_modified": self.with_last_modified,
+            "last_modified_agree": self.last_modified_agree,
         }
 
 

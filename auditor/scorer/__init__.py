@@ -116,6 +116,8 @@ def _sample_figures(site: Tally) -> SampleFigures:
         skipped_robots=site.skipped_robots,
         render_time=site.render_time,
         agreement_low=interval[0] if interval else None,
+        with_last_modified=site.with_last_modified,
+        last_modified_agree=site.last_modified_agree,
     )
 
 

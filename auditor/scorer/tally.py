@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from auditor.evidence import DatedValue, compare_lastmod
 from auditor.evidence.compare import period_of
+from auditor.evidence.credibility import (
+    MIN_SHARED_PAGES,
+    MIN_SHARED_SHARE,
+    RENDER_TIME_WINDOW,
+)
 from auditor.result import PageObservation
 
 __all__ = ["Tally", "tally_pages"]
@@ -33,6 +40,11 @@ class Tally:
     disagree: int = 0
     render_time: int = 0
     errors_seconds: list[float] = field(default_factory=list)  # signed, lastmod - page
+    # HTTP Last-Modified, read only on pages without a structured dateModified: it can
+    # support trust (an agreement is no coincidence) but never condemn on its own (caches
+    # and proxies rewrite it), so it has counts of its own.
+    with_last_modified: int = 0
+    last_modified_agree: int = 0
     compared: int = 0  # panel pages read in both runs
     changed: int = 0  # C: main content changed
     advanced: int = 0  # L: lastmod moved forward
@@ -44,6 +56,7 @@ class Tally:
         for name in (
             "requested", "fetched", "skipped_robots", "with_date_modified", "agree",
             "disagree", "render_time", "compared", "changed", "advanced", "both",
+            "with_last_modified", "last_modified_agree",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors_seconds += other.errors_seconds
@@ -70,12 +83,15 @@ def tally_pages(
 ) -> dict[str, Tally]:
     """One tally per sub-sitemap from this run's pages and the previous run's."""
     earlier = {p.loc: p for p in previous if p.ok}
+    shared = _shared_last_modified(current)
     tallies: dict[str, Tally] = {}
     for page in current:
         tally = tallies.setdefault(page.sitemap, Tally())
         _count_fetch(tally, page)
         if page.ok:
             _count_date_modified(tally, page)
+            if page.date_modified is None and page.http_last_modified != shared:
+                _count_last_modified(tally, page)
             before = earlier.get(page.loc)
             if before is not None:
                 _count_change(tally, before, page)
@@ -119,6 +135,30 @@ def _too_coarse(before: PageObservation, now: PageObservation) -> bool:
         return False
     start, end = period_of(now.lastmod, now.lastmod_precision)
     return start <= before.fetched_at <= end
+
+
+def _shared_last_modified(pages: Sequence[PageObservation]) -> datetime | None:
+    """A Last-Modified on (nearly) every sampled page: a deploy or build time, no evidence."""
+    values = [p.http_last_modified for p in pages if p.ok and p.http_last_modified is not None]
+    if not values:
+        return None
+    value, count = Counter(values).most_common(1)[0]
+    if count >= MIN_SHARED_PAGES and count >= MIN_SHARED_SHARE * len(values):
+        return value
+    return None
+
+
+def _count_last_modified(tally: Tally, page: PageObservation) -> None:
+    """A credible HTTP Last-Modified against lastmod (second precision, RFC 1123)."""
+    value = page.http_last_modified
+    if value is None or page.lastmod is None or page.lastmod_precision is None:
+        return
+    if value > page.fetched_at - RENDER_TIME_WINDOW:
+        return  # the moment of serving (or later): says nothing about the content
+    observed = DatedValue(value, "", "http", "second")
+    comparison = compare_lastmod(page.lastmod, page.lastmod_precision, observed)
+    tally.with_last_modified += 1
+    tally.last_modified_agree += comparison.agrees
 
 
 def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -> None:

@@ -107,8 +107,9 @@ def recheck_days(tally: Tally) -> float | None:
 
 def _trust(tally: Tally) -> str | None:
     """The route that earns trust, or None."""
-    if tally.with_date_modified >= MIN_DATE_COMPARISONS:
-        low = wilson(tally.agree, tally.with_date_modified)
+    dated = tally.with_date_modified + tally.with_last_modified  # Last-Modified as backup
+    if dated >= MIN_DATE_COMPARISONS:
+        low = wilson(tally.agree + tally.last_modified_agree, dated)
         if low is not None and low[0] >= TRUST_BAR:
             return "date-modified"
     if tally.compared >= MIN_PANEL and tally.changed >= MIN_CHANGES:
@@ -145,7 +146,8 @@ def _contrary_detail(code: str, against: int, good: int, trials: int) -> str:
 def _unverified(tally: Tally, segment: str) -> Reason:
     return Reason(
         "unverified",
-        f"{tally.with_date_modified} comparisons with a credible dateModified (need "
+        f"{tally.with_date_modified} comparisons with a credible dateModified and "
+        f"{tally.with_last_modified} with a credible Last-Modified (need "
         f"{MIN_DATE_COMPARISONS}+ with a 95% lower bound of {TRUST_BAR}); {tally.compared} "
         f"panel pages compared across runs with {tally.changed} changes (need {MIN_PANEL}+ "
         f"and {MIN_CHANGES}+ changes)",

@@ -281,3 +281,57 @@ def test_a_date_only_lastmod_is_not_blamed_for_changes_within_its_day():
     assert result.changes.compared == 0  # nothing lastmod could have shown
     assert result.verdict == "inconclusive"
     assert "changed-without-lastmod" not in _codes(result)
+
+
+# -- HTTP Last-Modified, on pages without a structured dateModified ---------------------------
+def _with_last_modified(pages, value_of):
+    from dataclasses import replace as change
+
+    return [change(p, http_last_modified=value_of(i, p)) for i, p in enumerate(pages)]
+
+
+def test_an_agreeing_last_modified_can_earn_trust_when_pages_carry_no_date_modified():
+    pages = _with_last_modified(
+        [_page(SPREAD, i, dm_offset=None) for i in range(16)], lambda i, p: p.lastmod
+    )
+    result = _score(_dispersion(spread=100), pages)
+
+    assert result.verdict == "trusted"
+    assert (result.sample.with_last_modified, result.sample.last_modified_agree) == (16, 16)
+    assert result.sample.with_date_modified == 0
+
+
+def test_a_last_modified_shared_by_every_page_or_stamped_at_serving_time_says_nothing():
+    deploy = NOW - timedelta(days=1)
+    shared = _with_last_modified(
+        [_page(SPREAD, i, dm_offset=None) for i in range(16)], lambda i, p: deploy
+    )
+    served = _with_last_modified(
+        [_page(SPREAD, i, dm_offset=None) for i in range(16)], lambda i, p: p.fetched_at
+    )
+    for pages in (shared, served):
+        result = _score(_dispersion(spread=100), pages)
+        assert result.verdict == "inconclusive"
+        assert result.sample.with_last_modified == 0
+
+
+def test_a_disagreeing_last_modified_never_condemns_on_its_own():
+    pages = _with_last_modified(
+        [_page(SPREAD, i, dm_offset=None) for i in range(16)],
+        lambda i, p: p.lastmod - timedelta(days=40 + i),
+    )
+    result = _score(_dispersion(spread=100), pages)
+
+    assert result.verdict == "inconclusive"
+    assert "date-modified-mismatch" not in _codes(result)
+    assert (result.sample.with_last_modified, result.sample.last_modified_agree) == (16, 0)
+
+
+def test_a_structured_date_modified_wins_over_last_modified():
+    pages = _with_last_modified(
+        [_page(SPREAD, i) for i in range(16)], lambda i, p: p.lastmod - timedelta(days=9)
+    )
+    result = _score(_dispersion(spread=100), pages)
+
+    assert result.verdict == "trusted"
+    assert result.sample.with_last_modified == 0
