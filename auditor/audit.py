@@ -71,14 +71,23 @@ def audit_site(
     inventory = load_inventory(walk_target, options.walk)
     dispersion = analyse(inventory, previous_entries)
     panel = [p.loc for p in previous_pages if p.ok]
-    say(f"sampling up to {options.sample.sample} pages of {len(inventory.entries):,}")
+    budget = min(options.sample.sample, len(inventory.entries))
+    done = [0]
+
+    def page_done(_page: object, _fetched: object) -> None:
+        done[0] += 1
+        say(f"sampled {done[0]} of {budget} pages")
+
+    say(f"sampling {budget} pages of {len(inventory.entries):,}")
     run = sample_site(
         site,
         inventory.entries,
         options.sample,
         seed=_seed(site, len(history.runs(site)), options.seed),
         panel=panel,
+        on_page=page_done,
     )
+    say(f"scoring {site}")
     observations = [PageObservation.of(page, evidence) for page, evidence in run.pages]
     result = score(
         ScoreInputs(

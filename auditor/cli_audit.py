@@ -187,8 +187,16 @@ def _options(args: argparse.Namespace) -> AuditOptions:
 
 
 def _progress(message: str) -> None:
+    """Progress on a terminal: one line, redrawn (nothing when stderr is not a terminal)."""
     if sys.stderr.isatty():
-        print(f"auditor: {message}", file=sys.stderr)
+        sys.stderr.write(f"\r\033[Kauditor: {message}")
+        sys.stderr.flush()
+
+
+def _progress_done() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
 
 
 def _print_result(result: AuditResult, as_json: bool) -> None:
@@ -208,6 +216,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     site_of(args.site)  # a usage error before the database is touched
     with History.open(args.db) as history:
         result = audit_site(args.site, history, _options(args), on_progress=_progress)
+        _progress_done()
         path = write_report(history, result.site, Path(args.out))
     result = replace(result, report=str(path))
     _print_result(result, args.json)
@@ -217,16 +226,17 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_reverify(args: argparse.Namespace) -> int:
     from auditor.audit import audit_site
     from auditor.history import History
+    from auditor.report import write_report
     from auditor.terminal import audit_summary
 
     results = []
     with History.open(args.db) as history:
-        due = history.due_sites(datetime.now(UTC))
-        for record in due:
+        for record in history.due_sites(datetime.now(UTC)):
             _progress(f"re-verifying {record.origin}")
-            results.append(
-                audit_site(record.origin, history, _options(args), on_progress=_progress)
-            )
+            result = audit_site(record.origin, history, _options(args), on_progress=_progress)
+            path = write_report(history, result.site, Path(args.out))
+            results.append(replace(result, report=str(path)))
+        _progress_done()
     if args.json:
         print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
     elif not results:

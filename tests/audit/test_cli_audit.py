@@ -98,6 +98,7 @@ def test_reverify_audits_only_the_sites_that_are_due(db, capsys):
         (result,) = json.loads(capsys.readouterr().out)
 
     assert result["site"] == a.origin and result["run_id"] == 3
+    assert Path(result["report"]).is_file()  # the report is refreshed too
     assert result["changes"]["compared"] >= 20  # the panel was re-fetched
     assert result["previous_verdict"] == "trusted"
 
