@@ -44,6 +44,7 @@ def test_audit_json_history_and_changed(db, capsys):
         assert result["changes"] is None
         assert {s["verdict"] for s in result["segments"]} == {"trusted", "untrusted"}
         assert result["sample"]["requested"] == 50 and result["sample"]["fetched"] == 50
+        assert Path(result["report"]).is_file() and Path(result["report"]).name == "index.html"
 
         assert main(["history", "--db", db, "--json"]) == 0
         (run,) = json.loads(capsys.readouterr().out)
