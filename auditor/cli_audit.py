@@ -280,6 +280,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         _progress(f"{row.name}: {row.first}, then {row.second}")
 
     rows, index = run_demo(Path(args.out), on_row=show)
+    _progress_done()
     table = [[r.name, r.first, r.second, r.expected, str(r.report)] for r in rows]
     headers = ("demo site", "run 1", "run 2", "expected", "report")
     print(render_table(headers, table, right=set()))
