@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "GZIP_MAGIC",
     "Body",
+    "prepend",
     "read_as_it_arrives",
     "read_local_file",
 ]
@@ -112,9 +113,9 @@ class Body:
                 break
         if first[:2] == GZIP_MAGIC:
             self.gzipped = True
-            yield from _inflate(_prepend(first, chunks), 16 + zlib.MAX_WBITS, self._max_bytes)
+            yield from _inflate(prepend(first, chunks), 16 + zlib.MAX_WBITS, self._max_bytes)
         else:
-            yield from _prepend(first, chunks)
+            yield from prepend(first, chunks)
 
     def _capped(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         for chunk in chunks:
@@ -128,7 +129,8 @@ class Body:
             yield chunk
 
 
-def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+def prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    """``first`` (unless empty), then the rest of a stream whose head was read ahead."""
     if first:
         yield first
     yield from rest
@@ -173,7 +175,7 @@ def _inflate_deflate(chunks: Iterator[bytes], cap: int) -> Iterator[bytes]:
     """``Content-Encoding: deflate``: zlib-wrapped as the RFC says, or raw as some servers send."""
     first = next(chunks, b"")
     wbits = zlib.MAX_WBITS if first[:1] and (first[0] & 0x0F) == 8 else -zlib.MAX_WBITS
-    return _inflate(_prepend(first, chunks), wbits, cap)
+    return _inflate(prepend(first, chunks), wbits, cap)
 
 
 def read_as_it_arrives(raw: urllib3.response.BaseHTTPResponse) -> Iterator[bytes]:

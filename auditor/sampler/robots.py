@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from protego import Protego
 
 from auditor.http import FetchFailure, HttpClient
+from auditor.walker.discovery import ROBOTS_MAX_BYTES  # Google's 500 KiB, read once
 
 __all__ = ["ROBOTS_MAX_BYTES", "USER_AGENT_TOKEN", "RobotsPolicy", "fetch_robots"]
 
-#: Google reads the first 500 KiB of a robots.txt and ignores the rest.
-ROBOTS_MAX_BYTES = 500 * 1024
 #: The product token auditor answers to in a robots.txt ``User-agent:`` line.
 USER_AGENT_TOKEN = "auditor"
 

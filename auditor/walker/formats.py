@@ -18,6 +18,8 @@ import pyexpat
 import re
 from collections.abc import Iterable, Iterator
 
+from auditor.http.body import prepend
+
 __all__ = ["FORMAT_KINDS", "Record", "SitemapReader"]
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -136,7 +138,7 @@ class SitemapReader:
         if not head:
             self.problems.append(("not-a-sitemap", "empty response"))
             return
-        rest = _chain(head, stream)
+        rest = prepend(head, stream)
         if _HTML_START.match(head):
             self.problems.append(("not-a-sitemap", "root element html (an HTML page)"))
             return
@@ -389,11 +391,6 @@ def _feed_sizes(parser: pyexpat.XMLParserType, chunks: Iterator[bytes]) -> Itera
         need = 2 * len(data) if parser.CurrentByteIndex == before else 0
     if pending:
         yield b"".join(pending)
-
-
-def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from rest
 
 
 def _make_parser(head: bytes) -> tuple[pyexpat.XMLParserType, codecs.IncrementalDecoder | None]:
