@@ -3,8 +3,10 @@
 Google's rules: the most specific user-agent group applies, the longest matching
 rule wins (``*`` and ``$`` understood), ``Allow`` wins a tie. A robots.txt that
 answers 4xx means no restriction; 5xx, 429 or no answer at all means do not
-crawl. Only the first 500 KiB are read. (Protego implements the matching; the
-fetch and the status rules are here.)
+crawl; one that redirects without end (a loop, or more than five hops) is
+unavailable, as a 404 is (RFC 9309, 2.3.1.2). Only the first 500 KiB are read,
+with the walker's decoder (a byte-order mark is skipped). (Protego implements
+the matching; the fetch and the status rules are here.)
 """
 
 from __future__ import annotations
@@ -14,9 +16,18 @@ from dataclasses import dataclass
 from protego import Protego
 
 from auditor.http import FetchFailure, HttpClient
-from auditor.walker.discovery import ROBOTS_MAX_BYTES  # Google's 500 KiB, read once
+from auditor.walker.discovery import (  # Google's 500 KiB, and one decoder for both stages
+    ROBOTS_MAX_BYTES,
+    decode_robots,
+)
 
-__all__ = ["ROBOTS_MAX_BYTES", "USER_AGENT_TOKEN", "RobotsPolicy", "fetch_robots"]
+__all__ = [
+    "ROBOTS_MAX_BYTES",
+    "USER_AGENT_TOKEN",
+    "RobotsPolicy",
+    "decode_robots",
+    "fetch_robots",
+]
 
 #: The product token auditor answers to in a robots.txt ``User-agent:`` line.
 USER_AGENT_TOKEN = "auditor"
@@ -27,7 +38,7 @@ class RobotsPolicy:
     """What a site's robots.txt lets auditor fetch.
 
     ``rule`` says how the policy was reached: ``parsed`` (the file's rules),
-    ``allow-all`` (4xx: no robots.txt) or ``disallow-all`` (5xx, 429, or the
+    ``allow-all`` (4xx, or endless redirects: no robots.txt) or ``disallow-all`` (5xx, 429, or the
     file could not be fetched), with ``detail`` naming the status or failure.
     """
 
@@ -57,6 +68,8 @@ def fetch_robots(client: HttpClient, site: str) -> RobotsPolicy:
     """Fetch ``site``'s robots.txt through ``client`` and apply Google's status rules."""
     url = site.rstrip("/") + "/robots.txt"
     response = client.get(url, max_bytes=ROBOTS_MAX_BYTES)
+    if isinstance(response, FetchFailure) and response.code == "too-many-redirects":
+        return RobotsPolicy(url, "allow-all", f"robots.txt unavailable: {response.detail}")
     if isinstance(response, FetchFailure):
         return RobotsPolicy(url, "disallow-all", f"robots.txt unreachable: {response.detail}")
     if response.status == 429 or response.status >= 500:
@@ -69,4 +82,4 @@ def fetch_robots(client: HttpClient, site: str) -> RobotsPolicy:
     if response.body.problem and response.body.problem[0] not in ("too-large",):
         code, detail = response.body.problem
         return RobotsPolicy(url, "disallow-all", f"robots.txt not read whole: {code}: {detail}")
-    return RobotsPolicy.from_text(url, raw.decode("utf-8", errors="replace"))
+    return RobotsPolicy.from_text(url, decode_robots(raw))

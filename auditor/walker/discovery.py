@@ -9,7 +9,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 from auditor.errors import UsageError
 
-__all__ = ["Target", "classify_target", "sitemaps_from_robots"]
+__all__ = ["ROBOTS_MAX_BYTES", "Target", "classify_target", "decode_robots", "sitemaps_from_robots"]
 
 #: robots.txt is read up to this many bytes (Google's limit is 500 KiB).
 ROBOTS_MAX_BYTES = 512_000
@@ -62,6 +62,24 @@ def classify_target(text: str) -> Target:
     if parts.path in ("", "/") and not parts.query:
         return Target("site", _origin(parts))
     return Target("url", text)
+
+
+def decode_robots(raw: bytes) -> str:
+    """robots.txt bytes as text, the one decoder of the walker and the sampler.
+
+    A byte-order mark is skipped, as Google's parser skips it (otherwise the first
+    line reads as an unknown key and its group's rules belong to no group): UTF-16
+    with its mark, UTF-8 with or without one (several, even); bytes that are not
+    UTF-8 are read as Latin-1, so no rule is lost to a decoding error.
+    """
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = raw.decode("utf-16", errors="replace")
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("latin-1")
+    return text.lstrip("\ufeff")
 
 
 def sitemaps_from_robots(text: str, site: str) -> list[str]:

@@ -22,6 +22,7 @@ from auditor.walker.discovery import (
     ROBOTS_MAX_BYTES,
     Target,
     classify_target,
+    decode_robots,
     sitemaps_from_robots,
 )
 from auditor.walker.formats import Record, SitemapReader
@@ -182,7 +183,7 @@ class Walk:
                 self._problem(url, "http-error", f"robots.txt: {_status_text(response.status)}")
             return []
         raw = b"".join(response.body)  # capped at ROBOTS_MAX_BYTES, as Google reads it
-        return sitemaps_from_robots(_decode_text(raw), site)
+        return sitemaps_from_robots(decode_robots(raw), site)
 
     # -- the walk --------------------------------------------------------------
     def _walk(self, pending: deque[_Pending], make: PageMaker[T]) -> Iterator[list[T]]:
@@ -378,13 +379,3 @@ class Walk:
 def _status_text(status: int) -> str:
     reason = http.client.responses.get(status, "")
     return f"HTTP {status} {reason}".rstrip()
-
-
-def _decode_text(raw: bytes) -> str:
-    """robots.txt bytes as text: UTF-8 (BOM or not), UTF-16 with a BOM, else Latin-1."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16", errors="replace")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
