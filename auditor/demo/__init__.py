@@ -6,6 +6,7 @@ written under ``reports/demo/``.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,14 +14,18 @@ from pathlib import Path
 from auditor.audit import AuditOptions, audit_site
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
+from auditor.errors import UsageError
 from auditor.history import History
 from auditor.report import DEMO_DIR, load_report_data, write_fleet_index, write_site_report
 from auditor.sampler import SampleOptions
 
-__all__ = ["DEMO_DIR", "DemoRow", "demo_sites", "run_demo"]
+__all__ = ["DEMO_DIR", "DemoRow", "demo_sites", "fresh_demo_history", "run_demo"]
 
 #: The demo's sites are local: no delay between requests is needed to be polite.
 DEMO_OPTIONS = AuditOptions(sample=SampleOptions(sample=50, delay=0.0))
+#: The demo's history carries this SQLite application id ("demo"): the demo replaces
+#: a database only when it carries the mark, so a user's history is never deleted.
+DEMO_APPLICATION_ID = 0x64656D6F
 
 
 @dataclass(frozen=True)
@@ -46,14 +51,47 @@ def demo_sites() -> dict[str, SimulatedSite]:
     return sites
 
 
+def fresh_demo_history(folder: Path) -> Path:
+    """An empty history for the demo in ``folder``, marked as the demo's own.
+
+    The demo's sites get new ports each time, so each demo starts afresh; the
+    previous demo history is replaced only when it carries the demo's mark. Any
+    other file of that name (a user's history, anything else) is left untouched and
+    the demo refuses to run there (:class:`UsageError`).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    database = folder / "history.sqlite3"
+    if database.exists():
+        if not _made_by_demo(database):
+            raise UsageError(
+                f"{database} exists and was not made by auditor demo: it is left untouched; "
+                "give the demo a folder of its own with --out"
+            )
+        for stale in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
+            stale.unlink(missing_ok=True)
+    with sqlite3.connect(database) as conn:
+        conn.execute(f"PRAGMA application_id = {DEMO_APPLICATION_ID}")
+    conn.close()
+    return database
+
+
+def _made_by_demo(database: Path) -> bool:
+    """True when ``database`` is an SQLite file carrying the demo's mark (read-only look)."""
+    try:
+        conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return bool(conn.execute("PRAGMA application_id").fetchone()[0] == DEMO_APPLICATION_ID)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False
+
+
 def run_demo(
     folder: Path = DEMO_DIR, *, on_row: Callable[[DemoRow], None] | None = None
 ) -> tuple[list[DemoRow], Path]:
     """Run the demo; returns one row per site and the fleet index's path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    database = folder / "history.sqlite3"
-    for stale in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
-        stale.unlink(missing_ok=True)  # the demo's sites get new ports: a fresh history
+    database = fresh_demo_history(folder)
     rows, slugs = [], {}
     with History.open(database) as history:
         for name, site in demo_sites().items():

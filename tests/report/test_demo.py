@@ -30,3 +30,43 @@ def test_demo_command_prints_the_table_and_the_index(tmp_path, capsys):
     assert out.splitlines()[0].split()[:3] == ["demo", "site", "run"]
     assert f"Open the fleet index: {tmp_path / 'index.html'}" in out
     assert len(demo_sites()) == 9
+
+
+def _users_history(folder):
+    """A real history a user keeps in the folder the demo is pointed at."""
+    from auditor.history import History
+
+    with History.open(folder / "history.sqlite3"):
+        pass
+    return (folder / "history.sqlite3").read_bytes()
+
+
+def test_the_demo_never_deletes_a_history_it_did_not_make(tmp_path, capsys):
+    before = _users_history(tmp_path)
+
+    assert main(["demo", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+
+    assert "history.sqlite3" in err and "not made by auditor demo" in err
+    assert (tmp_path / "history.sqlite3").read_bytes() == before
+    assert not (tmp_path / "index.html").exists()  # refused before any audit
+
+
+def test_the_demo_never_deletes_a_file_that_is_not_a_database(tmp_path):
+    (tmp_path / "history.sqlite3").write_text("my notes", encoding="utf-8")
+
+    assert main(["demo", "--out", str(tmp_path)]) == 2
+    assert (tmp_path / "history.sqlite3").read_text(encoding="utf-8") == "my notes"
+
+
+def test_the_demo_replaces_its_own_history(tmp_path):
+    from auditor.demo import fresh_demo_history
+    from auditor.history import History
+
+    database = fresh_demo_history(tmp_path)
+    with History.open(database) as history:
+        assert history.runs(None) == []
+    (tmp_path / "history.sqlite3-wal").write_bytes(b"")
+
+    assert fresh_demo_history(tmp_path) == database  # the demo's own: replaced
+    assert not (tmp_path / "history.sqlite3-wal").exists()
