@@ -31,6 +31,10 @@ def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: File name endings that differ from the format's name: JSON exports are JSON Lines.
+_SUFFIXES = {"json": "jsonl"}
+
+
 def export_tables(history: History, fmt: str, folder: Path) -> list[Path]:
     """Write sites, runs, segments (sub-sitemap verdicts) and pages (page observations)
     to ``folder`` in ``fmt``; returns the files written."""
@@ -40,7 +44,7 @@ def export_tables(history: History, fmt: str, folder: Path) -> list[Path]:
     written = []
     for name in EXPORT_TABLES:
         frame = history.table(name)
-        path = folder / f"{name}.{fmt}"
+        path = folder / f"{name}.{_SUFFIXES.get(fmt, fmt)}"
         if fmt == "csv":
             neutralise_formulas(frame).to_csv(path, index=False)
         elif fmt == "parquet":

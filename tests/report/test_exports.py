@@ -19,7 +19,10 @@ def test_every_table_in_every_format(audited, tmp_path, fmt):
         paths = export_tables(history, fmt, tmp_path / fmt)
         expected = {name: history.table(name) for name in ("sites", "runs", "segments", "pages")}
 
-    assert [p.name for p in paths] == [f"{n}.{fmt}" for n in ("sites", "runs", "segments", "pages")]
+    suffix = {"json": "jsonl"}.get(fmt, fmt)  # JSON exports are JSON Lines, named so
+    assert [p.name for p in paths] == [
+        f"{n}.{suffix}" for n in ("sites", "runs", "segments", "pages")
+    ]
     for path in paths:
         name = path.stem
         if fmt == "csv":
@@ -51,10 +54,10 @@ def test_export_command(audited, tmp_path, capsys):
     written = capsys.readouterr().out.split()
 
     assert [p.rsplit("/", 1)[1] for p in written] == [
-        "sites.json",
-        "runs.json",
-        "segments.json",
-        "pages.json",
+        "sites.jsonl",
+        "runs.jsonl",
+        "segments.jsonl",
+        "pages.jsonl",
     ]
-    first = json.loads((tmp_path / "pages.json").read_text().splitlines()[0])
+    first = json.loads((tmp_path / "pages.jsonl").read_text().splitlines()[0])
     assert {"loc", "sitemap", "stratum"} <= set(first)
