@@ -174,7 +174,7 @@ def _is_migration(figures: Figures, arrays: LastmodArrays, traits: SegmentTraits
     if later.shape[0] < MIGRATION_MIN_LATER:
         return False
     distinct = np.unique(later).shape[0]
-    return distinct / later.shape[0] >= MIGRATION_MIN_LATER_DISTINCT_SHARE
+    return bool(distinct / later.shape[0] >= MIGRATION_MIN_LATER_DISTINCT_SHARE)
 
 
 def _generation(generation: Generation) -> Flag | None:

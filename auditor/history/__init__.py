@@ -10,7 +10,7 @@ No other module imports sqlite3. ::
 
 import typing
 
-from auditor import _lazy
+import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
     from auditor.history.db import MIGRATIONS, default_db_path

@@ -93,7 +93,7 @@ def decode_state(blob: bytes) -> pd.DataFrame:
     )
 
 
-def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
+def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical[str]:
     import pandas as pd
 
     try:

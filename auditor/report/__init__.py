@@ -8,7 +8,7 @@ from __future__ import annotations
 import typing
 from pathlib import Path
 
-from auditor import _lazy
+import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
     from auditor.report.data import ReportData, load_report_data

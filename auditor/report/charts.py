@@ -15,6 +15,7 @@ matplotlib.use("Agg")  # before pyplot: never a window, never a display
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 __all__ = [
@@ -45,10 +46,10 @@ def _save(figure: Figure, folder: Path, name: str) -> str:
     return name
 
 
-def _date_axis(axis: plt.Axes) -> None:
-    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+def _date_axis(axis: Axes) -> None:
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)  # type: ignore[no-untyped-call]
     axis.xaxis.set_major_locator(locator)
-    axis.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    axis.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
 
 
 def draw_lastmod_over_time(table: pd.DataFrame, folder: Path) -> str | None:
@@ -101,13 +102,17 @@ def draw_sample_agreement(points: pd.DataFrame, folder: Path) -> str | None:
     both = pd.concat([pd.to_datetime(points[c], utc=True) for c in ("lastmod", "date_modified")])
     low, high = both.min(), both.max()
     axis.plot(
-        [low, high], [low, high], color="#57606a", linewidth=1, label="lastmod = dateModified"
+        pd.DatetimeIndex([low, high]),
+        pd.DatetimeIndex([low, high]),
+        color="#57606a",
+        linewidth=1,
+        label="lastmod = dateModified",
     )
     axis.set_title("Sampled pages: lastmod against the page's own dateModified")
     axis.set_xlabel("dateModified (UTC)")
     axis.set_ylabel("sitemap lastmod (UTC)")
     _date_axis(axis)
-    axis.yaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+    axis.yaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))  # type: ignore[no-untyped-call]
     axis.legend(fontsize=8, loc="upper left")
     axis.grid(alpha=0.3)
     return _save(figure, folder, "sample_agreement.png")

@@ -79,7 +79,7 @@ def lastmod_by_month(entries: pd.DataFrame | None) -> pd.DataFrame:
     table = pd.crosstab(period, names).sort_index()
     full = pd.period_range(table.index.min(), table.index.max(), freq=freq)
     table = table.reindex(full, fill_value=0)  # empty periods drawn as zero, not skipped
-    table.index = table.index.to_timestamp()
+    table.index = pd.PeriodIndex(table.index).to_timestamp()
     table.index.name = "month" if freq == "M" else "year"
     table.columns.name = None
     return table

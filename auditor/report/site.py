@@ -82,7 +82,7 @@ def _refetch_days(segments: list[dict[str, Any]]) -> int:
     rates = [s["change_rate"] for s in segments if s.get("change_rate")]
     if not rates:
         return DEFAULT_REFETCH_DAYS
-    return max(1, min(MAX_REFETCH_DAYS, math.floor(1 / max(rates))))
+    return max(1, min(MAX_REFETCH_DAYS, math.floor(1 / float(max(rates)))))
 
 
 def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:
