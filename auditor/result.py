@@ -109,6 +109,15 @@ class SampleFigures:
     agreement_low: float | None = None  # Wilson 95% lower bound of agree / (agree + disagree)
     with_last_modified: int = 0  # pages without dateModified, compared on HTTP Last-Modified
     last_modified_agree: int = 0
+    skipped_overloaded: int = 0  # not asked for: the host kept answering 429/503
+    skipped_time_budget: int = 0  # not asked for: the sampling time budget was spent
+
+    @property
+    def stopped(self) -> str | None:
+        """Why sampling stopped before the end (``overloaded``, ``time-budget``), or None."""
+        if self.skipped_overloaded:
+            return "overloaded"
+        return "time-budget" if self.skipped_time_budget else None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object (contract keys first)."""
@@ -123,6 +132,9 @@ class SampleFigures:
             "agreement_low": _rounded(self.agreement_low),
             "with_last_modified": self.with_last_modified,
             "last_modified_agree": self.last_modified_agree,
+            "stopped": self.stopped,
+            "skipped_overloaded": self.skipped_overloaded,
+            "skipped_time_budget": self.skipped_time_budget,
         }
 
 

@@ -142,6 +142,10 @@ def audit_summary(result: AuditResult) -> str:
         f"robots.txt; {s.with_date_modified} with a credible dateModified: {s.agree} agree, "
         f"{s.disagree} disagree"
     )
+    if s.stopped is not None:
+        why = "the site kept answering 429/503" if s.stopped == "overloaded" else "time ran out"
+        skipped = s.skipped_overloaded + s.skipped_time_budget
+        lines.append(f"  sampling stopped early ({s.stopped}): {why}; {skipped} pages not asked")
     if result.changes is not None:
         c = result.changes
         lines.append(

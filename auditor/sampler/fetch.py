@@ -2,7 +2,8 @@
 
 A page that cannot be used is still a value: a :class:`FetchedPage` whose
 ``error`` names why (``robots``, ``off-site``, ``not-http``, ``not-html``,
-``http-error``, ``timeout``, ``redirect``, ``too-many-redirects``).
+``http-error``, ``timeout``, ``redirect``, ``too-many-redirects``; never asked
+for once sampling stopped: ``overloaded``, ``time-budget``).
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from urllib.parse import urlsplit
 from auditor.evidence import PAGE_MAX_BYTES, PageEvidence, failed_page, read_page
 from auditor.evidence.page import HTML_TYPES
 from auditor.http import FetchFailure, HttpClient, Response, retry_after_seconds
-from auditor.sampler.pacing import MAX_DELAY, HostPacer
+from auditor.sampler.pacing import OVERLOAD_LIMIT, HostPacer
 from auditor.sampler.robots import RobotsPolicy
 
 __all__ = [
     "PAGE_MAX_BYTES",
+    "STOPPED",
     "FetchedPage",
     "PageFetcher",
     "download_page",
@@ -26,9 +28,9 @@ __all__ = [
     "read_response",
 ]
 
-#: A host that answers 429 or 503 is asked again at most this many times per page.
-OVERLOAD_RETRIES = 2
 _OVERLOADED = frozenset({429, 503})
+#: Errors of the pages not asked for because sampling the site stopped early.
+STOPPED = frozenset({"overloaded", "time-budget"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class PageFetcher:
         pacer: HostPacer,
         *,
         max_bytes: int = PAGE_MAX_BYTES,
+        time_budget: float | None = None,
     ) -> None:
         self.site_host = (urlsplit(site).hostname or "").lower()
         self.client = client
@@ -71,6 +74,8 @@ class PageFetcher:
         self.max_bytes = max_bytes
         self.requests = 0  # HTTP requests made, retries included
         pacer.honour_crawl_delay(self.site_host, robots.crawl_delay)
+        self.budget = time_budget  # seconds from now no page is asked for after
+        self.deadline = None if time_budget is None else pacer.now() + time_budget
 
     def fetch(self, url: str) -> FetchedPage:
         """Fetch ``url`` if it may be fetched; every outcome is a FetchedPage."""
@@ -86,23 +91,41 @@ class PageFetcher:
         return self._fetch_allowed(url)
 
     def _fetch_allowed(self, url: str) -> FetchedPage:
+        """Ask for ``url`` in the host's turn; a 429/503 is asked again after the wait,
+        until the host is given up or the time budget is spent (see pacing)."""
         host = self.site_host
-        for attempt in range(OVERLOAD_RETRIES + 1):
+        answer: FetchedPage | None = None  # the page's last 429/503, if any
+        for _ in range(OVERLOAD_LIMIT):
+            refusal = self._refusal(url)
+            if refusal is not None:
+                return answer or refusal
             self.pacer.wait_turn(host)
             self.requests += 1
             try:
                 response = self.client.get(url, max_bytes=self.max_bytes)
-                if isinstance(response, Response) and response.status in _OVERLOADED:
-                    response.close()
-                    asked = retry_after_seconds(response.header("retry-after"))
-                    self.pacer.slow_down(host, asked)
-                    if attempt == OVERLOAD_RETRIES or (asked or 0) > MAX_DELAY:
-                        return _failed(url, response, "http-error", f"HTTP {response.status}")
-                    continue
-                return read_response(url, response)
+                if not (isinstance(response, Response) and response.status in _OVERLOADED):
+                    if isinstance(response, Response):
+                        self.pacer.answered(host)
+                    return read_response(url, response)
+                response.close()
+                self.pacer.slow_down(host, retry_after_seconds(response.header("retry-after")))
+                answer = _failed(url, response, "http-error", f"HTTP {response.status}")
             finally:
                 self.pacer.finished(host)
-        raise AssertionError("unreachable")  # pragma: no cover
+        assert answer is not None  # OVERLOAD_LIMIT overloads in a row stop the host
+        return answer
+
+    def _refusal(self, url: str) -> FetchedPage | None:
+        """Why ``url`` is not asked for now: the host was given up, or its next turn
+        comes after the run's time budget; None when it may be asked."""
+        code, reason = "overloaded", self.pacer.stopped(self.site_host)
+        late = self.deadline is not None and self.pacer.next_turn(self.site_host) > self.deadline
+        if reason is None and late:
+            code, reason = "time-budget", f"the sampling time budget ({self.budget:.0f} s) is spent"
+        if reason is None:
+            return None
+        now = datetime.now(UTC)
+        return FetchedPage(url, now, error=code, detail=f"not requested: {reason}", requested=False)
 
 
 def download_page(client: HttpClient, url: str, *, max_bytes: int = PAGE_MAX_BYTES) -> FetchedPage:

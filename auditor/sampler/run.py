@@ -11,8 +11,14 @@ import numpy as np
 from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
 from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample
-from auditor.sampler.fetch import PAGE_MAX_BYTES, FetchedPage, PageFetcher, evidence_of
-from auditor.sampler.pacing import DEFAULT_DELAY, HostPacer
+from auditor.sampler.fetch import (
+    PAGE_MAX_BYTES,
+    STOPPED,
+    FetchedPage,
+    PageFetcher,
+    evidence_of,
+)
+from auditor.sampler.pacing import DEFAULT_DELAY, MAX_DELAY, HostPacer, sampling_budget
 from auditor.sampler.robots import RobotsPolicy, fetch_robots
 
 if TYPE_CHECKING:
@@ -25,7 +31,7 @@ _TOP_UP_POOL = 20
 
 PageCallback = Callable[[SampledPage, FetchedPage], None]
 #: Reasons a page was never requested.
-NOT_REQUESTED = frozenset({"robots", "off-site", "not-http"})
+NOT_REQUESTED = frozenset({"robots", "off-site", "not-http"}) | STOPPED
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,9 @@ class SampleOptions:
     delay: float = DEFAULT_DELAY
     max_bytes: int = PAGE_MAX_BYTES
     rdfa: bool = False  # RDFa extraction is slow (~50 ms a page): off unless asked
+    #: Seconds the page fetches may take in all; None: ``sampling_budget(sample, delay)``
+    #: with the larger of ``delay`` and the site's Crawl-delay.
+    time_budget: float | None = None
     http: HttpOptions = field(default_factory=lambda: HttpOptions(retries=0, accept=PAGE_ACCEPT))
 
 
@@ -66,6 +75,12 @@ class SampleRun:
         """Pages fetched and read as HTML."""
         return sum(e.ok for _, e in self.pages)
 
+    @property
+    def stopped(self) -> tuple[str, str] | None:
+        """Why sampling stopped before the end (``overloaded`` or ``time-budget``, and
+        the detail), or None when every page had its turn."""
+        return _stopped(self.pages)
+
 
 def sample_site(
     site: str,
@@ -75,12 +90,15 @@ def sample_site(
     seed: int = 0,
     panel: Iterable[str] = (),
     client: HttpClient | None = None,
+    pacer: HostPacer | None = None,
     on_page: PageCallback | None = None,
 ) -> SampleRun:
     """Choose and fetch a polite sample of ``site``'s pages from its inventory entries.
 
     Pages robots.txt disallows are skipped (never requested) and counted; as long as
-    the budget allows, allowed pages of the same sub-sitemaps take their place.
+    the budget allows, allowed pages of the same sub-sitemaps take their place. When
+    the host is given up (it kept answering 429/503) or the time budget is spent, the
+    remaining pages are recorded as not requested, with that reason (``stopped``).
     """
     options = options or SampleOptions()
     http = replace(options.http, accept=PAGE_ACCEPT)
@@ -89,12 +107,17 @@ def sample_site(
     try:
         robots = fetch_robots(client, site)
         fetcher = PageFetcher(
-            site, client, robots, HostPacer(options.delay), max_bytes=options.max_bytes
+            site,
+            client,
+            robots,
+            pacer or HostPacer(options.delay),
+            max_bytes=options.max_bytes,
+            time_budget=_time_budget(options, robots),
         )
         chosen = choose_sample(entries, options.sample, seed=seed, panel=panel)
         pages = _fetch_all(fetcher, chosen, options.rdfa, on_page)
         skipped = sum(e.error == "robots" for _, e in pages)
-        if skipped and robots.rule == "parsed":
+        if skipped and robots.rule == "parsed" and _stopped(pages) is None:
             extra = _replacements(entries, robots, {p.loc for p, _ in pages}, skipped, seed)
             pages += _fetch_all(fetcher, extra, options.rdfa, on_page)
         evidence = mark_shared_date_modified([e for _, e in pages])
@@ -116,6 +139,23 @@ def _fetch_all(
             on_page(page, fetched)
         pages.append((page, evidence_of(fetched, rdfa=rdfa)))
     return pages
+
+
+def _time_budget(options: SampleOptions, robots: RobotsPolicy) -> float:
+    """The run's sampling time budget: as asked, else derived from the sample size and
+    the delay that will hold (the larger of ``--delay`` and Crawl-delay)."""
+    if options.time_budget is not None:
+        return options.time_budget
+    crawl_delay = min(MAX_DELAY, robots.crawl_delay or 0.0)
+    return sampling_budget(options.sample, max(options.delay, crawl_delay))
+
+
+def _stopped(pages: Iterable[tuple[SampledPage, PageEvidence]]) -> tuple[str, str] | None:
+    """The first reason a page was not asked for because sampling stopped, if any."""
+    for _, evidence in pages:
+        if evidence.error is not None and evidence.error in STOPPED:
+            return evidence.error, evidence.error_detail or ""
+    return None
 
 
 def _replacements(

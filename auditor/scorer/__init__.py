@@ -118,6 +118,8 @@ def _sample_figures(site: Tally) -> SampleFigures:
         agreement_low=interval[0] if interval else None,
         with_last_modified=site.with_last_modified,
         last_modified_agree=site.last_modified_agree,
+        skipped_overloaded=site.skipped_overloaded,
+        skipped_time_budget=site.skipped_time_budget,
     )
 
 

@@ -35,6 +35,8 @@ class Tally:
     requested: int = 0
     fetched: int = 0
     skipped_robots: int = 0
+    skipped_overloaded: int = 0  # not asked for: the host was given up (429/503)
+    skipped_time_budget: int = 0  # not asked for: the sampling time budget was spent
     with_date_modified: int = 0  # credible ones, on pages with a lastmod
     agree: int = 0
     disagree: int = 0
@@ -56,7 +58,8 @@ class Tally:
         for name in (
             "requested", "fetched", "skipped_robots", "with_date_modified", "agree",
             "disagree", "render_time", "compared", "changed", "advanced", "both",
-            "with_last_modified", "last_modified_agree",
+            "with_last_modified", "last_modified_agree", "skipped_overloaded",
+            "skipped_time_budget",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors_seconds += other.errors_seconds
@@ -101,6 +104,10 @@ def tally_pages(
 def _count_fetch(tally: Tally, page: PageObservation) -> None:
     if page.error == "robots":
         tally.skipped_robots += 1
+    elif page.error == "overloaded":
+        tally.skipped_overloaded += 1
+    elif page.error == "time-budget":
+        tally.skipped_time_budget += 1
     elif page.error not in ("off-site", "not-http"):
         tally.requested += 1
     tally.fetched += page.ok
