@@ -7,6 +7,7 @@ A page that cannot be used is still a value: a :class:`FetchedPage` whose
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -29,6 +30,7 @@ __all__ = [
 #: A host that answers 429 or 503 is asked again at most this many times per page.
 OVERLOAD_RETRIES = 2
 _OVERLOADED = frozenset({429, 503})
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,13 @@ class PageFetcher:
                     self.pacer.slow_down(host, asked)
                     if attempt == OVERLOAD_RETRIES or (asked or 0) > MAX_DELAY:
                         return _failed(url, response, "http-error", f"HTTP {response.status}")
+                    _log.info(
+                        "HTTP %d for %s: asking again (%d of %d) when the host is ready",
+                        response.status,
+                        url,
+                        attempt + 1,
+                        OVERLOAD_RETRIES,
+                    )
                     continue
                 return read_response(url, response)
             finally:

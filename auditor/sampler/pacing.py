@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ DEFAULT_DELAY = 1.0
 MAX_DELAY = 60.0
 #: Each 429/503 at least doubles the host's delay.
 SLOW_DOWN_FACTOR = 2.0
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -55,11 +58,13 @@ class HostPacer:
         if crawl_delay:
             state = self._state(host)
             state.delay = min(MAX_DELAY, max(state.delay, crawl_delay))
+            _log.info("Crawl-delay %g s for %s: delay now %g s", crawl_delay, host, state.delay)
 
     def wait_turn(self, host: str) -> None:
         """Sleep until ``host`` may be asked again."""
         pause = self._state(host).ready_at - self._clock()
         if pause > 0:
+            _log.debug("waiting %.3g s before asking %s again", pause, host)
             self.waited += pause
             self._sleep(pause)
 
@@ -77,4 +82,11 @@ class HostPacer:
         state.delay = min(MAX_DELAY, max(state.delay * SLOW_DOWN_FACTOR, retry_after or 0.0))
         pause = min(MAX_DELAY, max(state.delay, retry_after or 0.0))
         state.ready_at = self._clock() + pause
+        _log.info(
+            "%s said it is overloaded (Retry-After %s): delay now %g s, next request in %g s",
+            host,
+            "none" if retry_after is None else f"{retry_after:g} s",
+            state.delay,
+            pause,
+        )
         return pause
