@@ -8,11 +8,15 @@ auditor decides for itself what it sees. The CLI turns ``-v``/``-q`` into a
 level and sends the records to stderr for the length of one command
 (:func:`logging_to`), then takes its handler away again.
 
-Levels (what ``-v`` and ``-vv`` add; the library's own events are all INFO or
-DEBUG, since every failure it meets is also a value in its output):
+Levels (what ``-v`` and ``-vv`` add):
 
-- WARNING and above: shown by default (``-q``: ERROR and above only);
-- INFO (``-v``): each HTTP request (URL, status, bytes, seconds), each retry
+- WARNING and above: shown by default (``-q``: ERROR and above only). The
+  library's own events are all INFO or DEBUG, since every failure it meets is
+  also a value in its output (a problem, a page error, a count in the
+  summary): a default run prints no log line. WARNING is still shown rather
+  than silenced so that an event the output would not carry is never hidden;
+- INFO (``-v``): each HTTP request (URL, status, bytes handed out after
+  decompression, seconds from the request to the body's close), each retry
   and each wait a host asked for, each sitemap file read, each walker problem,
   each sampled page skipped or not usable, robots.txt's policy;
 - DEBUG (``-vv``): the routine pauses between requests to a host (``--delay``,

@@ -12,6 +12,9 @@ import csv
 import io
 import json
 import logging
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +24,7 @@ from auditor.logs import Progress
 from auditor.sampler import HostPacer, PageFetcher, RobotsPolicy
 from tests.loopback import LoopbackServer, send
 
+PROJECT = Path(__file__).resolve().parent.parent
 HTML = b"<html><head><title>t</title></head><body><p>hello</p></body></html>"
 
 
@@ -131,6 +135,23 @@ def test_very_verbose_csv_walk_keeps_stdout_pure_csv(serve, capsys):
     assert header[0] == "loc" and len(body) == 3
     assert all(len(row) == len(header) and row[0].startswith(server.origin) for row in body)
     assert _log_lines(captured.err)
+
+
+def test_in_a_real_process_logs_and_data_take_separate_streams(serve):
+    server = _small_site(serve)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", "walk", server.origin, "-v"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len([json.loads(line) for line in done.stdout.splitlines()]) == 3
+    assert any(
+        f"GET {server.origin}/sitemap.xml -> 200" in line for line in done.stderr.splitlines()
+    )
+    assert "INFO" not in done.stdout
 
 
 def test_quiet_walk_prints_nothing_on_stderr(serve, capsys):
