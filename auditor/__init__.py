@@ -21,6 +21,7 @@ The library API mirrors the command line::
 
 __version__ = "0.1.0"
 
+import logging
 import typing
 
 import auditor._lazy as _lazy
@@ -28,6 +29,9 @@ from auditor.errors import AuditorError, HistoryError, NothingReadable, UsageErr
 from auditor.http import HttpClient, HttpOptions
 from auditor.models import Problem, SitemapEntry, SitemapFile
 from auditor.walker import Walk, WalkOptions, walk
+
+# The library logs (one logger per module) and never says where: that is the program's choice.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 if typing.TYPE_CHECKING:
     from auditor.dispersion import DispersionReport, Flag, analyse

@@ -13,45 +13,20 @@ import argparse
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
 
 from auditor import __version__
-from auditor.cli_args import add_http_options, add_max_files
+from auditor.cli_args import add_http_options, add_log_options, add_max_files
 from auditor.cli_audit import add_audit_commands
 from auditor.errors import AuditorError, UsageError
 from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
+from auditor.logs import Progress, level_for, logging_to
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_walk_jsonl
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-class ProgressLine:
-    """A one-line progress display on stderr, redrawn at most every 0.2 s."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._last = 0.0
-        self._shown = False
-
-    def __call__(self, files: int, urls: int) -> None:
-        now = time.monotonic()
-        if now - self._last < 0.2:
-            return
-        self._last = now
-        self._shown = True
-        self._stream.write(f"\r{files:,} files read, {urls:,} URLs so far ")
-        self._stream.flush()
-
-    def finish(self) -> None:
-        """Clear the line."""
-        if self._shown:
-            self._stream.write("\r\033[K")
-            self._stream.flush()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inspect(commands)
     _add_page_command(commands)
     add_audit_commands(commands)
+    add_log_options(commands)
     return parser
 
 
@@ -110,8 +86,8 @@ def _cmd_walk(args: argparse.Namespace) -> int:
         http=HttpOptions(timeout=args.timeout, contact=args.contact),
         max_files=args.max_files,
     )
-    progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
-    walk = Walk(args.target, options, on_progress=progress)
+    progress = _progress(args)
+    walk = Walk(args.target, options, on_progress=progress.walk)
     out = sys.stdout
     try:
         if args.format == "csv":
@@ -120,11 +96,10 @@ def _cmd_walk(args: argparse.Namespace) -> int:
             write_walk_jsonl(walk, out)
         out.flush()
     finally:
-        if progress is not None:
-            progress.finish()
+        progress.clear()
         if args.problems:
             _write_problems(walk, args.problems)
-    _summary(walk)
+    _summary(walk, quiet=args.quiet)
     return EXIT_OK if walk.readable else EXIT_FAILED
 
 
@@ -138,12 +113,11 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         max_files=args.max_files,
     )
     previous = read_entries_file(args.previous) if args.previous else None
-    progress = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+    progress = _progress(args)
     try:
-        found = inspect_target(args.target, options, previous=previous, on_progress=progress)
+        found = inspect_target(args.target, options, previous=previous, on_progress=progress.walk)
     finally:
-        if progress is not None:
-            progress.finish()
+        progress.clear()
     inventory = found.inventory
     if args.json:
         json.dump(found.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
@@ -168,7 +142,16 @@ def _write_problems(walk: Walk, path: str) -> None:
         handle.write(lines)
 
 
-def _summary(walk: Walk) -> None:
+def _progress(args: argparse.Namespace) -> Progress:
+    return Progress(sys.stderr, verbose=args.verbose, quiet=args.quiet)
+
+
+def _summary(walk: Walk, *, quiet: bool) -> None:
+    """The walk's one line on stderr (under -q, only its failure)."""
+    if quiet:
+        if not walk.readable:
+            print("auditor: no sitemap could be read", file=sys.stderr)
+        return
     readable = sum(f.readable for f in walk.files)
     line = (
         f"auditor: {walk.urls:,} URLs from {readable:,} of {len(walk.files):,} sitemap files, "
@@ -220,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args))
+        with logging_to(sys.stderr, level_for(args.verbose, args.quiet)):
+            return int(args.handler(args))
     except UsageError as exc:
         print(f"auditor: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -10,6 +10,7 @@ from auditor.walker import DEFAULT_MAX_FILES
 
 __all__ = [
     "add_http_options",
+    "add_log_options",
     "add_max_files",
     "non_negative_float",
     "positive_float",
@@ -68,3 +69,23 @@ def add_max_files(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"read at most N sitemap files (default {DEFAULT_MAX_FILES:,})",
     )
+
+
+def add_log_options(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """-v/--verbose and -q/--quiet on every subcommand (call once, after the last is added)."""
+    for parser in commands.choices.values():
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=0,
+            help="log what is done to stderr: each request, retry, wait, sitemap file, problem "
+            "and skipped page (-vv: also each pause between requests)",
+        )
+        group.add_argument(
+            "-q",
+            "--quiet",
+            action="store_true",
+            help="nothing on stderr but errors: no progress, no summary (stdout is unchanged)",
+        )

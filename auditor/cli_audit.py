@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from auditor.cli_args import add_http_options, add_max_files, non_negative_float, positive_int
 from auditor.history.db import default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
+from auditor.logs import Progress
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
 from auditor.sampler.choose import DEFAULT_SAMPLE
 from auditor.sampler.pacing import DEFAULT_DELAY
@@ -186,17 +187,9 @@ def _options(args: argparse.Namespace) -> AuditOptions:
     )
 
 
-def _progress(message: str) -> None:
-    """Progress on a terminal: one line, redrawn (nothing when stderr is not a terminal)."""
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\r\033[Kauditor: {message}")
-        sys.stderr.flush()
-
-
-def _progress_done() -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
+def _progress(args: argparse.Namespace) -> Progress:
+    """Progress on stderr: a redrawn line on a terminal, log records under -v, none under -q."""
+    return Progress(sys.stderr, verbose=args.verbose, quiet=args.quiet)
 
 
 def _print_result(result: AuditResult, as_json: bool) -> None:
@@ -214,9 +207,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from auditor.report import write_report
 
     site_of(args.site)  # a usage error before the database is touched
+    progress = _progress(args)
     with History.open(args.db) as history:
-        result = audit_site(args.site, history, _options(args), on_progress=_progress)
-        _progress_done()
+        result = audit_site(args.site, history, _options(args), on_progress=progress)
+        progress.clear()
         path = write_report(history, result.site, Path(args.out))
     result = replace(result, report=str(path))
     _print_result(result, args.json)
@@ -230,13 +224,14 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
     from auditor.terminal import audit_summary
 
     results = []
+    progress = _progress(args)
     with History.open(args.db) as history:
         for record in history.due_sites(datetime.now(UTC)):
-            _progress(f"re-verifying {record.origin}")
-            result = audit_site(record.origin, history, _options(args), on_progress=_progress)
+            progress(f"re-verifying {record.origin}")
+            result = audit_site(record.origin, history, _options(args), on_progress=progress)
             path = write_report(history, result.site, Path(args.out))
             results.append(replace(result, report=str(path)))
-        _progress_done()
+        progress.clear()
     if args.json:
         print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
     elif not results:
@@ -275,12 +270,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from auditor.terminal import render_table
 
     started = time.monotonic()
+    progress = _progress(args)
 
     def show(row: DemoRow) -> None:
-        _progress(f"{row.name}: {row.first}, then {row.second}")
+        progress(f"{row.name}: {row.first}, then {row.second}")
 
     rows, index = run_demo(Path(args.out), on_row=show)
-    _progress_done()
+    progress.clear()
     table = [[r.name, r.first, r.second, r.expected, str(r.report)] for r in rows]
     headers = ("demo site", "run 1", "run 2", "expected", "report")
     print(render_table(headers, table, right=set()))

@@ -20,6 +20,7 @@ Failures come back as :class:`FetchFailure` values, never as exceptions.
 from __future__ import annotations
 
 import email.utils
+import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -58,6 +59,7 @@ SITEMAP_ACCEPT = "application/xml,text/xml,text/plain,*/*;q=0.8"
 PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 #: Largest piece inflated at once, so a bomb never sits in memory whole.
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,16 @@ class HttpClient:
                 return result
             assert isinstance(result, Response)
             result.close()
+            _log.info(
+                "HTTP %d from %s: retry %d of %d in %g s (Retry-After %s, backoff %g s)",
+                result.status,
+                url,
+                attempt + 1,
+                self.options.retries,
+                wait,
+                result.header("retry-after") or "none",
+                self.options.backoff * (2**attempt),
+            )
             self._sleep(wait)
             attempt += 1
 
@@ -165,6 +177,14 @@ class HttpClient:
         backoff = self.options.backoff * (2**attempt)
         asked = retry_after_seconds(result.header("retry-after"))
         wait = backoff if asked is None else max(asked, backoff)
+        if wait > self.options.max_retry_wait:
+            _log.info(
+                "HTTP %d from %s: not retried, a wait of %g s is over the %g s cap",
+                result.status,
+                result.url,
+                wait,
+                self.options.max_retry_wait,
+            )
         return None if wait > self.options.max_retry_wait else wait
 
     def _get_following_redirects(self, url: str, cap: int) -> Response | FetchFailure:
@@ -179,6 +199,7 @@ class HttpClient:
                         result.url, result.redirects = url, seen[1:]
                     else:
                         deadline.cancel()
+                        _log.info("GET %s failed: %s: %s", current, result.code, result.detail)
                     return result
                 target = urljoin(current, result.header("location") or "")
                 result.close()
@@ -189,6 +210,7 @@ class HttpClient:
                 if target in seen:
                     return FetchFailure(url, "too-many-redirects", f"redirect loop via {target}")
                 seen.append(target)
+                _log.debug("following HTTP %d from %s to %s", result.status, current, target)
                 current = target
                 deadline = Deadline(max(deadline.remaining(), 0.0))
             deadline.cancel()
@@ -204,6 +226,7 @@ class HttpClient:
         if remaining <= 0:
             return FetchFailure(url, "timeout", f"no response within {self.options.timeout:g} s")
         current_request.deadline = deadline
+        started = time.monotonic()
         try:
             resp = self.session.get(
                 url, stream=True, allow_redirects=False, timeout=(remaining, remaining)
@@ -222,7 +245,7 @@ class HttpClient:
             content_encoding=headers.get("content-encoding", ""),
             max_bytes=cap,
             deadline=deadline,
-            on_close=lambda complete: _release(resp, complete),
+            on_close=lambda complete: _done(url, resp, body, started, complete),
         )
         return Response(url, url, resp.status_code, headers, datetime.now(UTC), body)
 
@@ -233,6 +256,20 @@ def _release(resp: requests.Response, complete: bool) -> None:
         resp.raw.release_conn()
     else:
         resp.close()
+
+
+def _done(url: str, resp: requests.Response, body: Body, started: float, complete: bool) -> None:
+    """The body is done with: release the connection and log the request."""
+    _release(resp, complete)
+    if not _log.isEnabledFor(logging.INFO):
+        return
+    read = f"{body.bytes_read:,} bytes"  # as handed out, after decompression
+    if body.problem is not None:
+        read += f", stopped: {body.problem[0]}"
+    elif not complete:
+        read = f"{read} (not read to the end)" if body.bytes_read else "body not read"
+    elapsed = time.monotonic() - started
+    _log.info("GET %s -> %d, %s, %.3f s", url, resp.status_code, read, elapsed)
 
 
 def _same_host(a: str, b: str) -> bool:

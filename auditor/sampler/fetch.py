@@ -8,6 +8,7 @@ for once sampling stopped: ``overloaded``, ``time-budget``).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -31,6 +32,7 @@ __all__ = [
 _OVERLOADED = frozenset({429, 503})
 #: Errors of the pages not asked for because sampling the site stopped early.
 STOPPED = frozenset({"overloaded", "time-budget"})
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,9 @@ class PageFetcher:
                 response.close()
                 self.pacer.slow_down(host, retry_after_seconds(response.header("retry-after")))
                 answer = _failed(url, response, "http-error", f"HTTP {response.status}")
+                _log.info(
+                    "HTTP %d for %s: asking again when the host is ready", response.status, url
+                )
             finally:
                 self.pacer.finished(host)
         assert answer is not None  # OVERLOAD_LIMIT overloads in a row stop the host

@@ -16,6 +16,7 @@ configured floor):
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,9 @@ def sampling_budget(pages: int, delay: float) -> float:
     """Seconds a run may spend fetching ``pages`` pages of one host ``delay`` apart:
     twice the planned delay per page (room to back off) plus :data:`PAGE_ALLOWANCE`."""
     return pages * (SLOW_DOWN_FACTOR * delay + PAGE_ALLOWANCE)
+
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -95,6 +99,7 @@ class HostPacer:
             state = self._state(host)
             state.base = min(MAX_DELAY, max(state.base, crawl_delay))
             state.delay = max(state.delay, state.base)
+            _log.info("Crawl-delay %g s for %s: delay now %g s", crawl_delay, host, state.delay)
 
     def next_turn(self, host: str) -> float:
         """Clock time at which ``host`` may be asked again (now, if it may already)."""
@@ -104,6 +109,7 @@ class HostPacer:
         """Sleep until ``host`` may be asked again."""
         pause = self._state(host).ready_at - self._clock()
         if pause > 0:
+            _log.debug("waiting %.3g s before asking %s again", pause, host)
             self.waited += pause
             self._sleep(pause)
 
@@ -138,6 +144,13 @@ class HostPacer:
             state.stopped = f"the host answered 429/503 {state.overloads} times in a row"
         state.delay = min(MAX_DELAY, max(state.delay * SLOW_DOWN_FACTOR, asked))
         state.ready_at = self._clock() + state.delay
+        _log.info(
+            "%s said it is overloaded (Retry-After %s): delay now %g s%s",
+            host,
+            "none" if retry_after is None else f"{retry_after:g} s",
+            state.delay,
+            f"; given up: {state.stopped}" if state.stopped else "",
+        )
         return state.delay
 
     def stopped(self, host: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ _TOP_UP_POOL = 20
 PageCallback = Callable[[SampledPage, FetchedPage], None]
 #: Reasons a page was never requested.
 NOT_REQUESTED = frozenset({"robots", "off-site", "not-http"}) | STOPPED
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ def sample_site(
     client = client or HttpClient(http)
     try:
         robots = fetch_robots(client, site)
+        _log.info("robots.txt %s: %s (%s)", robots.url, robots.rule, robots.detail)
         fetcher = PageFetcher(
             site,
             client,
@@ -135,6 +138,9 @@ def _fetch_all(
     pages = []
     for page in chosen:
         fetched = fetcher.fetch(page.loc)
+        if fetched.error is not None:
+            what = "skipped" if fetched.error in NOT_REQUESTED else "not usable"
+            _log.info("%s %s: %s (%s)", what, page.loc, fetched.error, fetched.detail)
         if on_page is not None:
             on_page(page, fetched)
         pages.append((page, evidence_of(fetched, rdfa=rdfa)))

@@ -8,6 +8,7 @@ becomes a :class:`~auditor.models.Problem` and the walk goes on.
 from __future__ import annotations
 
 import http.client
+import logging
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ DEFAULT_MAX_FILES = 5_000
 PROTOCOL_MAX_URLS = 50_000
 
 ProgressCallback = Callable[[int, int], None]  # (files read, unique URLs so far)
+_log = logging.getLogger(__name__)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
@@ -150,6 +152,7 @@ class Walk:
 
     def _problem(self, sitemap: str, code: str, detail: str) -> None:
         self.problems.append(Problem(sitemap, code, detail))
+        _log.info("problem %s: %s: %s", code, sitemap, detail)
 
     def _progress(self) -> None:
         if self._on_progress is not None:
@@ -165,6 +168,7 @@ class Walk:
             return [_Pending(url=target.value)]
         site = target.value
         declared = self._robots_sitemaps(site)
+        _log.info("robots.txt of %s lists %d sitemap(s)", site, len(declared))
         if not declared:
             return [_Pending(url=site + "/sitemap.xml")]
         site_origin = origin_of(site)
@@ -195,6 +199,7 @@ class Walk:
                 )
                 continue
             if item.url in self._visited:
+                _log.debug("%s listed again: read once", item.url)
                 continue  # listed twice (robots.txt and an index, or two indexes): read once
             if len(self._visited) >= self.options.max_files:
                 self._problem(
@@ -235,6 +240,15 @@ class Walk:
         judge.report(item.url, self._problem)
         self._tally_problems(item, reader.kind, tally)
         self.files.append(self._file_record(item, opened, reader.kind, tally))
+        _log.info(
+            "read %s: %s, %s entries, %s URLs kept, %s bytes%s",
+            item.url,
+            reader.kind or "not a sitemap",
+            f"{tally.records:,}",
+            f"{tally.emitted:,}",
+            f"{opened.body.bytes_read:,}",
+            " (gzip'd)" if opened.body.gzipped else "",
+        )
 
     def _open(self, item: _Pending) -> _Opened | None:
         fetched_at = datetime.now(UTC)
