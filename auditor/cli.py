@@ -17,16 +17,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor import __version__
-from auditor.cli_args import add_http_options, add_log_options, add_max_files
+from auditor.cli_args import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_http_options,
+    add_log_options,
+    add_max_files,
+    progress_for,
+)
 from auditor.cli_audit import add_audit_commands
 from auditor.errors import AuditorError, UsageError
 from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
-from auditor.logs import Progress, level_for, logging_to
+from auditor.logs import level_for, logging_to
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_walk_jsonl
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,7 +93,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
         http=HttpOptions(timeout=args.timeout, contact=args.contact),
         max_files=args.max_files,
     )
-    progress = _progress(args)
+    progress = progress_for(args)
     walk = Walk(args.target, options, on_progress=progress.walk)
     out = sys.stdout
     try:
@@ -113,7 +120,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         max_files=args.max_files,
     )
     previous = read_entries_file(args.previous) if args.previous else None
-    progress = _progress(args)
+    progress = progress_for(args)
     try:
         found = inspect_target(args.target, options, previous=previous, on_progress=progress.walk)
     finally:
@@ -140,10 +147,6 @@ def _write_problems(walk: Walk, path: str) -> None:
         return
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(lines)
-
-
-def _progress(args: argparse.Namespace) -> Progress:
-    return Progress(sys.stderr, verbose=args.verbose, quiet=args.quiet)
 
 
 def _summary(walk: Walk, *, quiet: bool) -> None:
@@ -218,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         print("auditor: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

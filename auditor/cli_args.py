@@ -1,21 +1,37 @@
-"""Argument types and option groups shared by the CLI modules."""
+"""Exit codes, argument types, option groups and progress shared by the CLI modules."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT
+from auditor.logs import Progress
 from auditor.walker import DEFAULT_MAX_FILES
 
 __all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
     "add_http_options",
     "add_log_options",
     "add_max_files",
     "non_negative_float",
     "positive_float",
     "positive_int",
+    "progress_for",
 ]
+
+#: Exit status (README "Usage"): the command did its job, could not, was misused,
+#: or was interrupted (128 + SIGINT, as shells report it).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def progress_for(args: argparse.Namespace) -> Progress:
+    """Progress on stderr: a redrawn line on a terminal, log records under -v, none under -q."""
+    return Progress(sys.stderr, verbose=args.verbose, quiet=args.quiet)
 
 
 def positive_float(text: str) -> float:

@@ -16,10 +16,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.cli_args import add_http_options, add_max_files, non_negative_float, positive_int
+from auditor.cli_args import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_http_options,
+    add_max_files,
+    non_negative_float,
+    positive_int,
+    progress_for,
+)
 from auditor.history.db import default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
-from auditor.logs import Progress
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
 from auditor.sampler.choose import DEFAULT_SAMPLE
 from auditor.sampler.pacing import DEFAULT_DELAY
@@ -31,8 +38,6 @@ if TYPE_CHECKING:
     from auditor.result import AuditResult
 
 __all__ = ["add_audit_commands"]
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def _since(text: str) -> datetime:
@@ -187,11 +192,6 @@ def _options(args: argparse.Namespace) -> AuditOptions:
     )
 
 
-def _progress(args: argparse.Namespace) -> Progress:
-    """Progress on stderr: a redrawn line on a terminal, log records under -v, none under -q."""
-    return Progress(sys.stderr, verbose=args.verbose, quiet=args.quiet)
-
-
 def _print_result(result: AuditResult, as_json: bool) -> None:
     from auditor.terminal import audit_summary
 
@@ -207,7 +207,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from auditor.report import write_report
 
     site_of(args.site)  # a usage error before the database is touched
-    progress = _progress(args)
+    progress = progress_for(args)
     with History.open(args.db) as history:
         result = audit_site(args.site, history, _options(args), on_progress=progress)
         progress.clear()
@@ -224,7 +224,7 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
     from auditor.terminal import audit_summary
 
     results = []
-    progress = _progress(args)
+    progress = progress_for(args)
     with History.open(args.db) as history:
         for record in history.due_sites(datetime.now(UTC)):
             progress(f"re-verifying {record.origin}")
@@ -270,7 +270,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from auditor.terminal import render_table
 
     started = time.monotonic()
-    progress = _progress(args)
+    progress = progress_for(args)
 
     def show(row: DemoRow) -> None:
         progress(f"{row.name}: {row.first}, then {row.second}")
