@@ -10,9 +10,11 @@ import socket
 import struct
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from auditor.cli import main
 from auditor.http import FetchFailure, HttpClient, HttpOptions, Response
 from tests.loopback import LoopbackServer, send
 
@@ -181,3 +183,20 @@ def test_a_chunked_body_cut_mid_chunk_is_a_named_problem(server):
     assert result.body.problem is not None
     assert result.body.problem[0] == "http-error"
     assert not result.body.complete
+
+
+# -- what --timeout bounds, said where a user reads it --------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["walk", "inspect", "page", "audit", "reverify"])
+def test_the_help_says_what_timeout_bounds(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--timeout S" in text
+    assert "redirects, retries and their waits included" in text
+
+
+def test_the_readme_says_what_timeout_bounds():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "redirects, retries and their waits included" in " ".join(readme.split())
