@@ -107,7 +107,7 @@ class Response:
     """A response whose headers are read and whose body is waiting to be streamed."""
 
     url: str  # the URL asked for
-    final_url: str  # after same-host redirects
+    final_url: str  # after redirects on the origin
     status: int
     headers: dict[str, str]
     fetched_at: datetime
