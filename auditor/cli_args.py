@@ -65,7 +65,8 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
         type=positive_float,
         default=DEFAULT_TIMEOUT,
         metavar="S",
-        help=f"total seconds per request, connect to last byte (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds one request may take in all, from connecting to the last byte, "
+        f"redirects, retries and their waits included (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument(
         "--contact",

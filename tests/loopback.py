@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+#: The self-signed certificate a ``tls=True`` server presents (trust it with ``verify=TLS_CERT``).
+TLS_CERT = FIXTURES / "tls" / "loopback-cert.pem"
 
 Route = Callable[[BaseHTTPRequestHandler], None]
 _TYPES = {
@@ -55,6 +58,7 @@ class LoopbackServer:
     root: Path | None = None
     routes: dict[str, Route] = field(default_factory=dict)
     log: list[LoggedRequest] = field(default_factory=list)
+    tls: bool = False  # serve https with TLS_CERT
 
     def __post_init__(self) -> None:
         server = self
@@ -81,8 +85,12 @@ class LoopbackServer:
 
         self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        if self.tls:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(TLS_CERT, TLS_CERT.with_name("loopback-key.pem"))
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self.port = self._httpd.server_address[1]
-        self.origin = f"http://127.0.0.1:{self.port}"
+        self.origin = f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

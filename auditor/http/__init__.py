@@ -2,17 +2,22 @@
 
 Every request auditor makes goes through :class:`HttpClient`:
 
-- a **total** deadline per request: a watchdog shuts the socket down when it
-  expires, so a server that drips a byte a second (headers or body) cannot hold
-  a request past ``timeout``;
+- a **total** deadline per request: ``timeout`` bounds one :meth:`HttpClient.get`
+  whole, connect to last byte, redirects, retries and their waits included. A
+  watchdog shuts the socket down when it expires, so a server that drips a byte
+  a second (headers or body) cannot hold a request past it, and a body it cuts
+  off is a ``timeout``, never a complete read;
 - the body is streamed, never read whole, and capped (``max_bytes`` after
   decompression): :class:`Body` stops at the cap and says so;
 - gzip is judged by the magic bytes ``1f 8b``, whatever the name, and
   ``Content-Encoding: gzip``/``deflate`` is decoded here too, both capped;
-- redirects are followed by hand: at most ``max_redirects``, and only on the
-  same host (an off-host redirect is returned as a failure, not followed);
+- redirects are followed by hand: at most ``max_redirects``, and only within
+  the origin (:func:`same_origin`: scheme, host and port, or the ``https``
+  upgrade of the same host); any other is returned as a failure, not followed.
+  A caller may refuse more (``may_follow``, e.g. robots.txt): each target is
+  asked about before it is requested;
 - 429 and 5xx are retried a bounded number of times with backoff, honouring
-  ``Retry-After``.
+  ``Retry-After``, as long as the wait ends before the deadline.
 
 Failures come back as :class:`FetchFailure` values, never as exceptions.
 """
@@ -22,9 +27,10 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 import requests
 
@@ -44,22 +50,29 @@ __all__ = [
     "Response",
     "read_local_file",
     "retry_after_seconds",
+    "same_origin",
 ]
 
-#: Total seconds one request may take, connect to last byte.
+#: Total seconds one request may take, connect to last byte, its redirects,
+#: retries and their waits included.
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_REDIRECTS = 5
 #: Retries after the first attempt, for 429 and 5xx only.
 DEFAULT_RETRIES = 2
-#: A Retry-After longer than this is not waited for: the failure is returned.
+#: A Retry-After longer than this is not waited for: the failure is returned (so is
+#: one that would end past the request's deadline).
 DEFAULT_MAX_RETRY_WAIT = 60.0
 DEFAULT_CONTACT = "https://github.com/auditor-project/auditor"
 #: Accept headers: what the walker asks for, and what the sampler asks for.
 SITEMAP_ACCEPT = "application/xml,text/xml,text/plain,*/*;q=0.8"
 PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
-#: Largest piece inflated at once, so a bomb never sits in memory whole.
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _log = logging.getLogger(__name__)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+#: Asked about each redirect target before it is requested: None to follow it, or the
+#: reason not to (the request then ends in a ``refused`` FetchFailure).
+MayFollow = Callable[[str], str | None]
 
 
 @dataclass(frozen=True)
@@ -86,7 +99,7 @@ class FetchFailure:
     """A request that produced no usable response, with a walker problem code."""
 
     url: str
-    code: str  # http-error | timeout | redirect | too-many-redirects
+    code: str  # http-error | timeout | redirect | too-many-redirects | refused (by may_follow)
     detail: str
     status: int | None = None
 
@@ -96,7 +109,7 @@ class Response:
     """A response whose headers are read and whose body is waiting to be streamed."""
 
     url: str  # the URL asked for
-    final_url: str  # after same-host redirects
+    final_url: str  # after redirects on the origin
     status: int
     headers: dict[str, str]
     fetched_at: datetime
@@ -118,9 +131,19 @@ class Response:
 
 
 class HttpClient:
-    """The requests Session auditor uses, with deadlines, caps, redirects and retries."""
+    """The requests Session auditor uses, with deadlines, caps, redirects and retries.
 
-    def __init__(self, options: HttpOptions | None = None) -> None:
+    ``clock`` and ``sleep`` (a monotonic clock and the retry waits) can be replaced,
+    together, so that a test's recorded waits count against the deadline.
+    """
+
+    def __init__(
+        self,
+        options: HttpOptions | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.options = options or HttpOptions()
         self.session = requests.Session()
         adapter = WatchedAdapter(pool_connections=4, pool_maxsize=8, max_retries=0)
@@ -133,7 +156,8 @@ class HttpClient:
                 "Accept": self.options.accept,
             }
         )
-        self._sleep = time.sleep
+        self._clock = clock
+        self._sleep = sleep
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -145,13 +169,22 @@ class HttpClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def get(self, url: str, *, max_bytes: int | None = None) -> Response | FetchFailure:
-        """GET ``url`` within the deadline, retrying 429/5xx; the body is left to stream."""
+    def get(
+        self, url: str, *, max_bytes: int | None = None, may_follow: MayFollow | None = None
+    ) -> Response | FetchFailure:
+        """GET ``url``, retrying 429/5xx; the body is left to stream.
+
+        One deadline, ``timeout`` seconds from now, bounds it all: every attempt and
+        redirect, every retry wait, and the body's read. A wait that would not end
+        before the deadline is not taken: the last answer stands. ``may_follow`` is
+        asked about each redirect target before it is requested (see :data:`MayFollow`).
+        """
         cap = self.options.max_bytes if max_bytes is None else max_bytes
+        ends_at = self._clock() + self.options.timeout
         attempt = 0
         while True:
-            result = self._get_following_redirects(url, cap)
-            wait = self._retry_wait(result, attempt)
+            result = self._get_following_redirects(url, cap, ends_at, may_follow)
+            wait = self._retry_wait(result, attempt, ends_at - self._clock())
             if wait is None:
                 return result
             assert isinstance(result, Response)
@@ -169,7 +202,9 @@ class HttpClient:
             self._sleep(wait)
             attempt += 1
 
-    def _retry_wait(self, result: Response | FetchFailure, attempt: int) -> float | None:
+    def _retry_wait(
+        self, result: Response | FetchFailure, attempt: int, remaining: float
+    ) -> float | None:
         if not isinstance(result, Response) or attempt >= self.options.retries:
             return None
         if result.status != 429 and result.status < 500:
@@ -185,46 +220,42 @@ class HttpClient:
                 wait,
                 self.options.max_retry_wait,
             )
-        return None if wait > self.options.max_retry_wait else wait
+        return None if wait > self.options.max_retry_wait or wait >= remaining else wait
 
-    def _get_following_redirects(self, url: str, cap: int) -> Response | FetchFailure:
-        deadline = Deadline(self.options.timeout)
+    def _get_following_redirects(
+        self, url: str, cap: int, ends_at: float, may_follow: MayFollow | None
+    ) -> Response | FetchFailure:
         seen = [url]
         current = url
-        try:
-            for _ in range(self.options.max_redirects + 1):
-                result = self._get_once(current, deadline, cap)
-                if isinstance(result, FetchFailure) or result.status not in _REDIRECT_STATUSES:
-                    if isinstance(result, Response):
-                        result.url, result.redirects = url, seen[1:]
-                    else:
-                        deadline.cancel()
-                        _log.info("GET %s failed: %s: %s", current, result.code, result.detail)
-                    return result
-                target = urljoin(current, result.header("location") or "")
-                result.close()
-                if not _same_host(url, target):
-                    return FetchFailure(
-                        url, "redirect", f"{result.status} to another host: {target}", result.status
-                    )
-                if target in seen:
-                    return FetchFailure(url, "too-many-redirects", f"redirect loop via {target}")
-                seen.append(target)
-                _log.debug("following HTTP %d from %s to %s", result.status, current, target)
-                current = target
-                deadline = Deadline(max(deadline.remaining(), 0.0))
-            deadline.cancel()
-            return FetchFailure(
-                url, "too-many-redirects", f"more than {self.options.max_redirects} redirects"
-            )
-        except BaseException:
-            deadline.cancel()
-            raise
+        for _ in range(self.options.max_redirects + 1):
+            result = self._get_once(current, ends_at, cap)
+            if isinstance(result, FetchFailure):
+                _log.info("GET %s failed: %s: %s", current, result.code, result.detail)
+                return result
+            if result.status not in _REDIRECT_STATUSES:
+                result.url, result.redirects = url, seen[1:]
+                return result
+            target = urljoin(current, result.header("location") or "")
+            result.close()
+            status = result.status
+            if (reason := _off_origin(current, target)) is not None:
+                return FetchFailure(url, "redirect", f"{status} {reason}: {target}", status)
+            if may_follow is not None and (reason := may_follow(target)) is not None:
+                return FetchFailure(url, "refused", reason, status)
+            if target in seen:
+                return FetchFailure(url, "too-many-redirects", f"redirect loop via {target}")
+            seen.append(target)
+            _log.debug("following HTTP %d from %s to %s", status, current, target)
+            current = target
+        return FetchFailure(
+            url, "too-many-redirects", f"more than {self.options.max_redirects} redirects"
+        )
 
-    def _get_once(self, url: str, deadline: Deadline, cap: int) -> Response | FetchFailure:
-        remaining = deadline.remaining()
+    def _get_once(self, url: str, ends_at: float, cap: int) -> Response | FetchFailure:
+        remaining = ends_at - self._clock()
         if remaining <= 0:
-            return FetchFailure(url, "timeout", f"no response within {self.options.timeout:g} s")
+            return FetchFailure(url, "timeout", self._timeout_detail())
+        deadline = Deadline(remaining)
         current_request.deadline = deadline
         started = time.monotonic()
         try:
@@ -234,9 +265,11 @@ class HttpClient:
         except requests.RequestException as exc:
             deadline.cancel()
             if deadline.expired or isinstance(exc, requests.Timeout):
-                detail = f"no response within {self.options.timeout:g} s"
-                return FetchFailure(url, "timeout", detail)
+                return FetchFailure(url, "timeout", self._timeout_detail())
             return FetchFailure(url, "http-error", f"connection failed: {_short(exc)}")
+        except BaseException:
+            deadline.cancel()
+            raise
         finally:
             current_request.deadline = None
         headers = {k.lower(): v for k, v in resp.headers.items()}
@@ -248,6 +281,9 @@ class HttpClient:
             on_close=lambda complete: _done(url, resp, body, started, complete),
         )
         return Response(url, url, resp.status_code, headers, datetime.now(UTC), body)
+
+    def _timeout_detail(self) -> str:
+        return f"no response within {self.options.timeout:g} s"
 
 
 def _release(resp: requests.Response, complete: bool) -> None:
@@ -272,11 +308,39 @@ def _done(url: str, resp: requests.Response, body: Body, started: float, complet
     _log.info("GET %s -> %d, %s, %.3f s", url, resp.status_code, read, elapsed)
 
 
-def _same_host(a: str, b: str) -> bool:
-    target = urlsplit(b)
-    return target.scheme in ("http", "https") and (urlsplit(a).hostname or "") == (
-        target.hostname or ""
-    )
+def same_origin(base: str, target: str) -> bool:
+    """True when ``target`` is on ``base``'s origin: the same scheme, host and port.
+
+    One step counts as staying: the ``https`` upgrade of the same host name on the
+    default ports (``http://h/`` or ``http://h:80/`` to ``https://h/``), the way sites
+    move to TLS; it gives nothing up. The reverse, a downgrade to plain ``http``,
+    never does, and another port is another origin.
+    """
+    return _off_origin(base, target) is None
+
+
+def _off_origin(base: str, target: str) -> str | None:
+    """Why ``target`` is not on ``base``'s origin (see :func:`same_origin`), or None."""
+    a, b = urlsplit(base), urlsplit(target)
+    if b.scheme not in _DEFAULT_PORTS:
+        return "to a URL that is not http(s)"
+    if not b.hostname or a.hostname != b.hostname:
+        return "to another host"
+    if a.scheme == "https" and b.scheme == "http":
+        return "from https down to http (never followed)"
+    ports = _port(a), _port(b)
+    if a.scheme == b.scheme and ports[0] == ports[1] and ports[0] is not None:
+        return None
+    if (a.scheme, b.scheme, *ports) == ("http", "https", 80, 443):
+        return None  # the upgrade to TLS on the default ports
+    return "to another port"
+
+
+def _port(parts: SplitResult) -> int | None:
+    try:
+        return parts.port or _DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:  # not a number, or out of range
+        return None
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -41,9 +41,11 @@ class Body:
     """A response body streamed as decoded chunks, capped, with what went wrong.
 
     Iterate it once. Afterwards ``problem`` is ``None`` or a ``(code, detail)``
-    pair (``too-large``, ``timeout``, ``not-well-formed`` for a broken gzip
-    stream, ``http-error`` for a dropped connection); everything yielded
-    before the problem is good data.
+    pair (``too-large``, ``timeout`` when the deadline cut it off, whether or not
+    the body had a length, ``not-well-formed`` for a broken gzip stream,
+    ``http-error`` for a connection dropped or reset before the end its
+    Content-Length or chunks announced); everything yielded before the problem
+    is good data.
     """
 
     def __init__(
@@ -99,6 +101,10 @@ class Body:
                 raise TimeoutError("deadline")
             if chunk:
                 yield chunk
+        if self._deadline is not None and self._deadline.expired:
+            # The watchdog shut the socket: a body with no length of its own (neither
+            # Content-Length nor chunks) then ends as quietly as a finished one.
+            raise TimeoutError("deadline")
 
     def _decoded(self) -> Iterator[bytes]:
         chunks = self._timed()

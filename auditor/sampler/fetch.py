@@ -4,6 +4,11 @@ A page that cannot be used is still a value: a :class:`FetchedPage` whose
 ``error`` names why (``robots``, ``off-site``, ``not-http``, ``not-html``,
 ``http-error``, ``timeout``, ``redirect``, ``too-many-redirects``; never asked
 for once sampling stopped: ``overloaded``, ``time-budget``).
+
+The site is one origin (scheme, host and port, as the walker's): a page elsewhere
+is ``off-site``, never requested. robots.txt is asked about every URL of a
+redirect chain before it is requested: a page that redirects into a disallowed
+path is ``robots``, and the disallowed URL is never fetched.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from urllib.parse import urlsplit
 
 from auditor.evidence import PAGE_MAX_BYTES, PageEvidence, failed_page, read_page
 from auditor.evidence.page import HTML_TYPES
-from auditor.http import FetchFailure, HttpClient, Response, retry_after_seconds
+from auditor.http import FetchFailure, HttpClient, Response, retry_after_seconds, same_origin
 from auditor.sampler.pacing import OVERLOAD_LIMIT, HostPacer
 from auditor.sampler.robots import RobotsPolicy
 
@@ -33,6 +38,8 @@ _OVERLOADED = frozenset({429, 503})
 #: Errors of the pages not asked for because sampling the site stopped early.
 STOPPED = frozenset({"overloaded", "time-budget"})
 _log = logging.getLogger(__name__)
+#: The detail of a page whose redirect leads where robots.txt disallows.
+_ROBOTS_REFUSAL = "redirect to disallowed URL"
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,8 @@ class PageFetcher:
         max_bytes: int = PAGE_MAX_BYTES,
         time_budget: float | None = None,
     ) -> None:
-        self.site_host = (urlsplit(site).hostname or "").lower()
+        self.site = site
+        self.site_host = (urlsplit(site).hostname or "").lower()  # politeness is per host name
         self.client = client
         self.robots = robots
         self.pacer = pacer
@@ -85,8 +93,8 @@ class PageFetcher:
         now = datetime.now(UTC)
         if parts.scheme not in ("http", "https"):
             return FetchedPage(url, now, error="not-http", detail=parts.scheme, requested=False)
-        if (parts.hostname or "").lower() != self.site_host:
-            detail = f"{parts.hostname} is not the site's host"
+        if not same_origin(self.site, url):
+            detail = f"{parts.scheme}://{parts.netloc} is not the site's origin {self.site}"
             return FetchedPage(url, now, error="off-site", detail=detail, requested=False)
         if not self.robots.allows(url):
             return FetchedPage(url, now, error="robots", detail="disallowed", requested=False)
@@ -104,7 +112,7 @@ class PageFetcher:
             self.pacer.wait_turn(host)
             self.requests += 1
             try:
-                response = self.client.get(url, max_bytes=self.max_bytes)
+                response = self.client.get(url, max_bytes=self.max_bytes, may_follow=self._veto)
                 if not (isinstance(response, Response) and response.status in _OVERLOADED):
                     if isinstance(response, Response):
                         self.pacer.answered(host)
@@ -131,6 +139,10 @@ class PageFetcher:
             return None
         now = datetime.now(UTC)
         return FetchedPage(url, now, error=code, detail=f"not requested: {reason}", requested=False)
+
+    def _veto(self, target: str) -> str | None:
+        """Why a redirect to ``target`` must not be followed (robots.txt), or None."""
+        return None if self.robots.allows(target) else f"{_ROBOTS_REFUSAL} {target}"
 
 
 def download_page(client: HttpClient, url: str, *, max_bytes: int = PAGE_MAX_BYTES) -> FetchedPage:
@@ -165,7 +177,9 @@ def read_response(url: str, response: Response | FetchFailure) -> FetchedPage:
     """Download a page response's body when it is HTML; anything else is a reason."""
     if isinstance(response, FetchFailure):
         at = datetime.now(UTC)
-        return FetchedPage(url, at, response.status, error=response.code, detail=response.detail)
+        # A hop the fetcher vetoed: robots.txt disallows it (PageFetcher._veto).
+        code = "robots" if response.code == "refused" else response.code
+        return FetchedPage(url, at, response.status, error=code, detail=response.detail)
     if not response.ok:
         response.close()
         return _failed(url, response, "http-error", f"HTTP {response.status}")

@@ -40,6 +40,8 @@ PROTOCOL_MAX_URLS = 50_000
 ProgressCallback = Callable[[int, int], None]  # (files read, unique URLs so far)
 _log = logging.getLogger(__name__)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+#: What the reader says of a body with nothing but whitespace (a cut one, too).
+_EMPTY = ("not-a-sitemap", "empty response")
 
 
 @dataclass(frozen=True)
@@ -232,8 +234,8 @@ class Walk:
             opened.body.close()
         problems = reader.problems
         if opened.body.problem is not None:
-            if reader.ended_mid_document:  # we cut the file (cap, deadline): not its fault
-                problems = problems[:-1]
+            if reader.ended_mid_document or problems == [_EMPTY]:
+                problems = problems[:-1]  # we cut the file (cap, deadline): not its fault
             problems = [*problems, opened.body.problem]
         for code, detail in problems:
             self._problem(item.url, code, detail)
@@ -264,6 +266,10 @@ class Walk:
         if isinstance(response, FetchFailure):
             self._failed(item, fetched_at, response.status, response.code, response.detail)
             return None
+        if response.redirects:  # on the same origin, or the client would have refused it
+            hops = len(response.redirects)
+            moved = "a redirect" if hops == 1 else f"{hops} redirects"
+            self._problem(item.url, "redirect", f"followed {moved} to {response.final_url}")
         if not response.ok:
             response.close()
             status = response.status

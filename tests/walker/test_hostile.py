@@ -441,6 +441,36 @@ def test_server_that_never_answers_times_out(server, hold):
     assert time.monotonic() - started < 5
 
 
+def drip_whitespace(head: bytes, hold: threading.Event, framing: str) -> Callable:
+    """Send ``head``, then a space every 0.1 s, with the body framed as ``framing`` says."""
+
+    def route(handler):
+        headers = {"Content-Type": "application/xml"}
+        if framing == "chunked":
+            headers["Transfer-Encoding"] = "chunked"
+        elif framing == "content-length":
+            headers["Content-Length"] = str(len(head) + 10_000)
+        start_raw(handler, headers)  # no framing at all: the body ends when the connection does
+        write = (lambda b: write_chunk(handler, b)) if framing == "chunked" else handler.wfile.write
+        if head:
+            write(head)
+        while not hold.wait(0.1):
+            write(b" ")
+
+    return route
+
+
+@pytest.mark.parametrize("framing", ["none", "content-length", "chunked"])
+@pytest.mark.parametrize("pages", [[], ["a", "b"]], ids=["whitespace-only", "entries-first"])
+def test_whitespace_dripped_past_the_deadline_is_a_timeout(server, hold, framing, pages):
+    # The deadline ran out: that is the problem, not an "empty response" the cut made.
+    head = urlset_head(server.origin, pages) if pages else b""
+    server.routes["/ws.xml"] = drip_whitespace(head, hold, framing)
+    entries, w = run(server.url("/ws.xml"), timeout=0.5)
+    assert locs(entries) == [server.url(f"/{p}") for p in pages]
+    assert codes(w, server.url("/ws.xml")) == ["timeout"]
+
+
 # -- a file cut short is not also "malformed" ----------------------------------------------
 
 
@@ -488,14 +518,27 @@ def good_urlset(server: LoopbackServer, pages: list[str]) -> Callable:
     return lambda h: send(h, 200, body)
 
 
-def test_same_host_redirect_is_followed(server):
+def test_same_host_redirect_is_followed_and_reported(server):
+    # A robots.txt or index that points at a moved file is worth a line to the site owner.
     server.routes["/old/sitemap.xml"] = redirect("/new/sitemap.xml")
     server.routes["/new/sitemap.xml"] = good_urlset(server, ["a", "b"])
     entries, w = run(server.url("/old/sitemap.xml"), timeout=2)
     assert locs(entries) == [server.url("/a"), server.url("/b")]
-    assert w.problems == []
+    assert [(p.sitemap, p.code) for p in w.problems] == [
+        (server.url("/old/sitemap.xml"), "redirect")
+    ]
+    assert "followed" in w.problems[0].detail
+    assert server.url("/new/sitemap.xml") in w.problems[0].detail
     assert w.files[0].final_url == server.url("/new/sitemap.xml")
     assert server.paths() == ["/old/sitemap.xml", "/new/sitemap.xml"]
+
+
+def test_a_redirect_to_a_missing_file_is_reported_with_its_status(server):
+    server.routes["/old.xml"] = redirect("/gone.xml")
+    server.routes["/gone.xml"] = lambda h: send(h, 404, b"", "text/plain")
+    entries, w = run(server.url("/old.xml"), timeout=2)
+    assert entries == []
+    assert codes(w, server.url("/old.xml")) == ["redirect", "http-error"]
 
 
 def test_redirect_loop_is_too_many_redirects(server):
@@ -526,6 +569,18 @@ def test_redirect_to_another_host_is_reported_and_not_followed(server):
     assert entries == []
     assert codes(w, server.url("/sitemap.xml")) == ["redirect"]
     assert "/elsewhere.xml" not in server.paths()
+
+
+def test_redirect_to_another_port_is_reported_and_not_followed(server):
+    with LoopbackServer() as other:
+        other.routes["/s.xml"] = good_urlset(server, ["a"])
+        server.routes["/sitemap.xml"] = redirect(other.url("/s.xml"))
+        entries, w = run(server.url("/sitemap.xml"), timeout=2)
+        assert entries == []
+        problems = [p for p in w.problems if p.sitemap == server.url("/sitemap.xml")]
+        assert [p.code for p in problems] == ["redirect"]
+        assert "followed" not in problems[0].detail
+        assert other.log == []
 
 
 # -- wrong content ------------------------------------------------------------------------------
