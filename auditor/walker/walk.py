@@ -189,6 +189,9 @@ class Walk:
                 self._problem(url, "http-error", f"robots.txt: {_status_text(response.status)}")
             return []
         raw = b"".join(response.body)  # capped at ROBOTS_MAX_BYTES, as Google reads it
+        if response.body.problem and response.body.problem[0] != "too-large":
+            code, detail = response.body.problem  # the lines that arrived are still used
+            self._problem(url, code, f"robots.txt: {detail}")
         return sitemaps_from_robots(decode_robots(raw), site)
 
     # -- the walk --------------------------------------------------------------

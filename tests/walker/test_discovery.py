@@ -315,3 +315,30 @@ def test_exit_codes_from_a_real_process(tmp_path):
         check=False,
     )
     assert (usage.returncode, usage.stdout) == (2, "")
+
+
+def test_a_robots_txt_cut_off_by_the_deadline_is_a_timeout_and_its_lines_are_kept(serve):
+    import time as clock
+
+    from auditor.http import HttpOptions
+    from auditor.walker import WalkOptions
+
+    def drip(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/plain")
+        handler.end_headers()  # no length: the body ends when the connection does
+        handler.wfile.write(b"Sitemap: /sitemap_index.xml\n")
+        handler.wfile.flush()
+        for _ in range(40):
+            handler.wfile.write(b"# \n")
+            handler.wfile.flush()
+            clock.sleep(0.1)
+
+    server = serve("sites/basic", routes={"/robots.txt": drip})
+    options = WalkOptions(http=HttpOptions(timeout=1.0, retries=0))
+    w = walk(server.origin, options)
+    entries = list(w)
+
+    assert [(p.code, p.sitemap) for p in w.problems] == [("timeout", server.url("/robots.txt"))]
+    assert "robots.txt" in w.problems[0].detail
+    assert entries and w.files[0].url == server.url("/sitemap_index.xml") and w.files[0].via_robots
