@@ -9,6 +9,11 @@ clears the bar, untrusted once contrary evidence has an upper bound under it):
   whatever the pages say: a small confirming sample is enough;
 - ``decided``: the pages decided it, either way;
 - ``open``: undecided, or trusted from earlier runs but not yet confirmed by this one.
+
+Looking at the evidence after every page and stopping at the first decision errs more
+often than one look at a fixed sample (optional stopping). Contrary evidence therefore
+stops sampling only once it holds at 99% (:data:`Z_STOP`); the verdict at the end is the
+usual one. tests/benchmarks/bench_sampling.py --error-rates measures what remains.
 """
 
 from __future__ import annotations
@@ -16,10 +21,19 @@ from __future__ import annotations
 from auditor.dispersion import SegmentDispersion
 from auditor.evidence.credibility import MIN_SHARED_PAGES
 from auditor.result import SegmentVerdict
-from auditor.scorer.rules import trust_route
+from auditor.scorer.rules import contrary_counts, trust_route
+from auditor.scorer.tally import Tally
 from auditor.scorer.window import SegmentEvidence
 
-__all__ = ["CONDEMNED", "DECIDED", "MIN_CONFIRM", "MIN_PAGES_TO_JUDGE", "OPEN", "segment_status"]
+__all__ = [
+    "CONDEMNED",
+    "DECIDED",
+    "MIN_CONFIRM",
+    "MIN_PAGES_TO_JUDGE",
+    "OPEN",
+    "Z_STOP",
+    "segment_status",
+]
 
 CONDEMNED = "condemned"
 DECIDED = "decided"
@@ -34,6 +48,10 @@ MIN_CONFIRM = 14
 #: dateModified shared across the sample (a build time) is recognised only from
 #: :data:`~auditor.evidence.credibility.MIN_SHARED_PAGES` pages on.
 MIN_PAGES_TO_JUDGE = MIN_SHARED_PAGES
+#: The normal quantile contrary evidence must hold at to stop sampling early (99%
+#: two-sided): at 95% a sub-sitemap whose pages agree 85% of the time was condemned
+#: early 10 times as often as by one look at 25 pages.
+Z_STOP = 2.5758293035489004
 _CONDEMNING_FLAGS = frozenset({"no-lastmod", "generation-time"})
 
 
@@ -44,7 +62,7 @@ def segment_status(
     if any(f.code in _CONDEMNING_FLAGS for f in segment.flags):
         return CONDEMNED
     if verdict.verdict == "untrusted":
-        return DECIDED if evidence.own.fetched >= MIN_PAGES_TO_JUDGE else OPEN
+        return DECIDED if _surely_contrary(evidence) else OPEN
     if verdict.verdict != "trusted":
         return OPEN
     if trust_route(evidence.own) is not None:
@@ -52,3 +70,11 @@ def segment_status(
     if evidence.checked >= MIN_CONFIRM and evidence.against == 0:
         return DECIDED  # earlier runs earned it, this one confirms
     return OPEN
+
+
+def _surely_contrary(evidence: SegmentEvidence) -> bool:
+    """Contrary evidence that holds at :data:`Z_STOP`, on enough pages of this run."""
+    if evidence.own.fetched < MIN_PAGES_TO_JUDGE:
+        return False
+    tallies = (evidence.own, evidence.pooled, evidence.shared or Tally())
+    return any(contrary_counts(tally, Z_STOP) for tally in tallies)

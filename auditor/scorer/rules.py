@@ -7,7 +7,7 @@ are built on these.
 
 from __future__ import annotations
 
-from auditor.scorer.stats import wilson
+from auditor.scorer.stats import Z_95, wilson
 from auditor.scorer.tally import Tally
 from auditor.scorer.window import SegmentEvidence
 
@@ -59,10 +59,10 @@ def trust_route(tally: Tally) -> str | None:
     return None
 
 
-def contrary_counts(tally: Tally) -> list[tuple[str, int, int, int]]:
+def contrary_counts(tally: Tally, z: float = Z_95) -> list[tuple[str, int, int, int]]:
     """Contrary evidence in ``tally``: (code, pages against, pages for, trials) for each
     kind with at least :data:`MIN_CONTRARY` pages against and an agreement whose Wilson
-    95% upper bound is under the bar."""
+    upper bound (95% two-sided, or as ``z`` says) is under the bar."""
     found = []
     checks = (
         ("date-modified-mismatch", tally.disagree, tally.agree, tally.with_date_modified),
@@ -70,7 +70,7 @@ def contrary_counts(tally: Tally) -> list[tuple[str, int, int, int]]:
         ("lastmod-without-change", tally.lastmod_without_change, tally.both, tally.advanced),
     )
     for code, against, good, trials in checks:
-        interval = wilson(good, trials)
+        interval = wilson(good, trials, z)
         if against >= MIN_CONTRARY and interval is not None and interval[1] < TRUST_BAR:
             found.append((code, against, good, trials))
     return found

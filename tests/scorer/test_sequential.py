@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from auditor.scorer.doubt import CONDEMNED, DECIDED, MIN_CONFIRM, OPEN
-
 from auditor.models import SitemapEntry
-from auditor.scorer import PastRun, ScoreInputs, sampling_status
+from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
+from auditor.scorer.doubt import CONDEMNED, DECIDED, MIN_CONFIRM, OPEN
 from tests.scorer.helpers import NOW, SPREAD, WEEK, dispersion, earlier, page, spread_entries
 
 STAMPED = "stamped.xml"
@@ -27,6 +26,10 @@ def _status(analysis, pages, past=()) -> dict[str, str]:
         past_runs=runs,
     )
     return sampling_status(inputs)
+
+
+def _score_verdict(analysis, pages) -> str:
+    return score(ScoreInputs("https://s.example", NOW, {"urls": 1}, True, analysis, pages)).verdict
 
 
 def _entry(sitemap: str, i: int, lastmod, precision) -> SitemapEntry:
@@ -58,11 +61,14 @@ def test_agreement_decides_once_its_lower_bound_clears_the_bar():
     assert _status(analysis, [page(i) for i in range(16)])[SPREAD] == DECIDED
 
 
-def test_contrary_evidence_decides_after_a_few_pages():
+def test_contrary_evidence_decides_after_a_few_pages_once_it_is_sure():
     analysis = dispersion(spread_entries())
-    wrong = [page(i, dm_offset=-30 * 86_400) for i in range(3)]
+    wrong = [page(i, dm_offset=-30 * 86_400) for i in range(4)]
     assert _status(analysis, wrong[:2])[SPREAD] == OPEN  # too few pages to judge a sample
-    assert _status(analysis, [*wrong, page(10), page(11)])[SPREAD] == DECIDED
+    assert _status(analysis, [*wrong, page(10)])[SPREAD] == DECIDED
+    # 3 of 5 against: contrary at 95% (the verdict if sampling ended here), not at 99%
+    assert _score_verdict(analysis, [*wrong[:3], page(10), page(11)]) == "untrusted"
+    assert _status(analysis, [*wrong[:3], page(10), page(11)])[SPREAD] == OPEN
 
 
 def test_trust_from_earlier_runs_needs_a_clean_confirming_sample_now():
