@@ -17,14 +17,13 @@ from auditor.errors import UsageError
 from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.inventory import Inventory, load_inventory
 from auditor.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
-from auditor.sampler import SampledPage, SampleOptions, sample_site
+from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.window import WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
 
 if TYPE_CHECKING:
-
     from auditor.history import History
 
 __all__ = ["AuditOptions", "Clock", "audit_site", "site_of"]
@@ -73,44 +72,12 @@ def audit_site(
     site, walk_target = site_of(target)
     real = datetime.now(UTC)
     started = options.clock() if options.clock else real
-    shift = started - real
-    previous_run = history.latest_run(site)
-    previous_entries = history.latest_entries(site) if previous_run else None
-    past_runs = _past_runs(history, site)
-    previous_pages = list(past_runs[0].pages) if past_runs else []
+    shift = started - real  # zero on the real clock
 
     say(f"walking {walk_target.value}")
     inventory = _shifted(load_inventory(walk_target, options.walk), shift)
-    dispersion = analyse(inventory, previous_entries)
-    panel = [p.loc for p in previous_pages if p.ok]
-    inputs = ScoreInputs(
-        site=site,
-        started_at=started,
-        inventory=inventory.summary(),
-        readable=inventory.readable,
-        dispersion=dispersion,
-        pages=[],
-        previous_pages=previous_pages,
-        previous_verdict=previous_run.verdict if previous_run else None,
-        past_runs=past_runs,
-    )
-    budget = min(options.sample.sample, len(inventory.entries))
-    done = [0]
-
-    def page_done(_page: object, _fetched: object) -> None:
-        done[0] += 1
-        say(f"sampled {done[0]} of up to {budget} pages")
-
-    say(f"sampling up to {budget} pages of {len(inventory.entries):,}")
-    run = sample_site(
-        site,
-        inventory.entries,
-        options.sample,
-        seed=_seed(site, len(history.runs(site)), options.seed),
-        panel=panel,
-        on_page=page_done,
-        judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
-    )
+    inputs = _score_inputs(history, site, started, inventory)
+    run = _sample(history, inputs, inventory, options, shift, say)
     say(f"scoring {site}")
     observations = [_observe(page, evidence, shift) for page, evidence in run.pages]
     result = score(replace(inputs, pages=observations))
@@ -120,6 +87,55 @@ def audit_site(
         result, files=inventory.files, entries=inventory.entries, pages=observations
     )
     return replace(result, run_id=run_id)
+
+
+def _score_inputs(
+    history: History, site: str, started: datetime, inventory: Inventory
+) -> ScoreInputs:
+    """What the scorer reads, from the walk and the site's history; no pages yet."""
+    previous_run = history.latest_run(site)
+    previous_entries = history.latest_entries(site) if previous_run else None
+    past_runs = _past_runs(history, site)
+    return ScoreInputs(
+        site=site,
+        started_at=started,
+        inventory=inventory.summary(),
+        readable=inventory.readable,
+        dispersion=analyse(inventory, previous_entries),
+        pages=[],
+        previous_pages=list(past_runs[0].pages) if past_runs else [],
+        previous_verdict=previous_run.verdict if previous_run else None,
+        past_runs=past_runs,
+    )
+
+
+def _sample(
+    history: History,
+    inputs: ScoreInputs,
+    inventory: Inventory,
+    options: AuditOptions,
+    shift: timedelta,
+    say: Progress,
+) -> SampleRun:
+    """Sample the site's pages, sequentially: the scorer says which sub-sitemaps are
+    decided on the pages fetched so far."""
+    budget = min(options.sample.sample, len(inventory.entries))
+    done = [0]
+
+    def page_done(_page: object, _fetched: object) -> None:
+        done[0] += 1
+        say(f"sampled {done[0]} of up to {budget} pages")
+
+    say(f"sampling up to {budget} pages of {len(inventory.entries):,}")
+    return sample_site(
+        inputs.site,
+        inventory.entries,
+        options.sample,
+        seed=_seed(inputs.site, len(history.runs(inputs.site)), options.seed),
+        panel=[p.loc for p in inputs.previous_pages if p.ok],
+        on_page=page_done,
+        judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
+    )
 
 
 def _past_runs(history: History, site: str) -> list[PastRun]:
