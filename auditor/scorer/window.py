@@ -101,13 +101,14 @@ def gather_evidence(
         for i, run in enumerate(window)
         if i + 1 < len(past_runs)
     ]
+    sampled = [{p.sitemap for p in run.pages} for run in window]
     evidence: dict[str, SegmentEvidence] = {}
     for name in {*own, *dates, *(n for pair in pairs for n in pair)}:
         pooled = _part(dates.get(name), _DATE_FIELDS, with_errors=True)
         for pair in pairs:
             if name in pair:
                 pooled.add(_part(pair[name], _CHANGE_FIELDS, with_errors=False))
-        runs = 1 + sum(any(p.sitemap == name for p in run.pages) for run in window)
+        runs = 1 + sum(name in names for names in sampled)
         own_tally = own.get(name, Tally())
         evidence[name] = SegmentEvidence(own_tally, pooled, runs, has_previous=bool(previous))
     return evidence
