@@ -28,7 +28,11 @@ from auditor.evidence.fingerprint import fingerprint_tree  # noqa: E402
 from auditor.evidence.page import parse_html, read_page  # noqa: E402
 from auditor.evidence.structured import read_structured  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
+#: The shared corpus beside the checkout (``../shared``), or beside a worktree's parent.
+CORPUS = next(
+    (p / "shared" / "corpus" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared").is_dir()),
+    ROOT.parent / "shared" / "corpus",
+)
 
 
 def _pages() -> list[tuple[str, bytes]]:

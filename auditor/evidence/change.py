@@ -1,0 +1,176 @@
+"""Did a page's main content change between two fetches? How much, and where?
+
+Two fetches of a page are compared block by block (:mod:`auditor.evidence.blocks`):
+blocks in both are unchanged; of the others, those that are the site's template (in
+either run), page frame (navigation, footer, related links...) or outside the content
+root are *template* differences; the rest are content differences. The page changed
+when the content differences change its words: their bags of words (order-free
+sums) differ, so a page re-cut by a new theme with the same words reads unchanged,
+while a one-letter typo fix reads changed. That is the threshold: after the template
+and the frame are removed, no difference in words is noise (real pages fetched twice,
+and across template-only edits, leave none), and any threshold above one word would
+miss typo fixes (see the evolutions in ``fixtures/evolutions``).
+
+A listing page (more link text than prose among its content) is compared on its links
+too: its links are its content.
+
+Pages with no blocks on one side (fetched before blocks existed, or by another
+:data:`~auditor.evidence.blocks.BLOCKS_VERSION`) fall back to the whole-text ``exact``
+hash, as before.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from auditor.evidence.blocks import Block, word_hash
+from auditor.evidence.text import WORD
+
+__all__ = ["PageChange", "compare_blocks", "compare_exact", "summarise_content"]
+
+_MASK32 = 0xFFFFFFFF
+#: Parts named in one summary.
+MAX_PARTS = 3
+
+
+@dataclass(frozen=True)
+class PageChange:
+    """How one page differs between two fetches.
+
+    ``changed``: its main content changed; ``share``: the share of its main-content words
+    in blocks that changed (0 to 1; None when only whole-text hashes could be compared);
+    ``summary``: where, in words ("+2 paragraphs in the article body", "price 19.90 →
+    24.90", "template only: footer"); ``template_regions``: where its template or page
+    frame differed; ``method``: ``blocks`` or ``exact`` (the whole-text fallback).
+    """
+
+    changed: bool
+    share: float | None
+    summary: str
+    template_regions: tuple[str, ...] = ()
+    method: str = "blocks"
+
+    @property
+    def template_changed(self) -> bool:
+        """Template or page-frame blocks differed."""
+        return bool(self.template_regions)
+
+
+def compare_exact(old_exact: str, new_exact: str) -> PageChange:
+    """The fallback: whole main-text hashes only."""
+    changed = old_exact != new_exact
+    summary = "main text changed (whole-text hash)" if changed else "unchanged"
+    return PageChange(changed, None, summary, method="exact")
+
+
+def compare_blocks(
+    old: Sequence[Block], new: Sequence[Block], template: Container[int] = frozenset()
+) -> PageChange:
+    """Compare two fetches of a page (module docstring); ``template`` holds the hashes of
+    the site's template blocks, learned from both runs."""
+    removed, added = _differences(old, new)
+    listing = _is_listing(old, template) or _is_listing(new, template)
+
+    def counts(block: Block) -> bool:
+        return block.hash not in template and (block.content or (listing and block.links))
+
+    gone, came = [b for b in removed if counts(b)], [b for b in added if counts(b)]
+    frame = [b for b in (*removed, *added) if not counts(b)]
+    regions = tuple(dict.fromkeys(b.region_name for b in frame))
+    if _same_words(gone, came):
+        summary = "template only: " + ", ".join(regions) if regions else "unchanged"
+        if gone or came:
+            summary = "same words, new markup" + (f"; {summary}" if regions else "")
+        return PageChange(False, 0.0, summary, regions)
+    total = sum(b.tokens for b in old if counts(b)) + sum(b.tokens for b in new if counts(b))
+    moved = sum(b.tokens for b in gone) + sum(b.tokens for b in came)
+    summary = summarise_content([b for b in old if counts(b)], [b for b in new if counts(b)])
+    return PageChange(True, round(moved / total, 4) if total else 1.0, summary, regions)
+
+
+def _differences(old: Sequence[Block], new: Sequence[Block]) -> tuple[list[Block], list[Block]]:
+    """Blocks of ``old`` not in ``new`` and of ``new`` not in ``old`` (as multisets)."""
+    spare = Counter(b.hash for b in new)
+    spare.subtract(b.hash for b in old)
+    removed = _take(old, Counter({h: -c for h, c in spare.items() if c < 0}))
+    added = _take(new, Counter({h: c for h, c in spare.items() if c > 0}))
+    return removed, added
+
+
+def _take(blocks: Sequence[Block], wanted: Counter[int]) -> list[Block]:
+    taken = []
+    for block in reversed(blocks):  # a repeated block: its last copies are the extra ones
+        if wanted[block.hash] > 0:
+            wanted[block.hash] -= 1
+            taken.append(block)
+    return taken[::-1]
+
+
+def _is_listing(blocks: Sequence[Block], template: Container[int]) -> bool:
+    prose = sum(b.tokens for b in blocks if b.content and b.hash not in template)
+    links = sum(b.tokens for b in blocks if b.links and b.hash not in template)
+    return links > prose
+
+
+def _same_words(gone: Sequence[Block], came: Sequence[Block]) -> bool:
+    if sum(b.tokens for b in gone) != sum(b.tokens for b in came):
+        return False
+    return sum(b.bag for b in gone) & _MASK32 == sum(b.bag for b in came) & _MASK32
+
+
+def summarise_content(old: Sequence[Block], new: Sequence[Block]) -> str:
+    """Where two sequences of content blocks differ, in words: "+2 paragraphs in the
+    article body", "1 paragraph edited", "price 19.90 → 24.90"."""
+    matcher = SequenceMatcher(None, [b.hash for b in old], [b.hash for b in new], autojunk=False)
+    parts: list[str] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        before, after = old[i1:i2], new[j1:j2]
+        where = (after or before)[0].region_name
+        parts.append(f"{_describe(op, before, after)} in the {where}")
+    if len(parts) > MAX_PARTS:
+        parts = [*parts[:MAX_PARTS], f"{len(parts) - MAX_PARTS} more"]
+    return "; ".join(parts) or "content changed"
+
+
+def _describe(op: str, before: Sequence[Block], after: Sequence[Block]) -> str:
+    if op == "insert":
+        return "+" + _count(after)
+    if op == "delete":
+        return "-" + _count(before)
+    if len(before) == len(after) == 1:
+        numbers = _number_change(before[0], after[0])
+        return numbers or f"1 {before[0].tag_name} edited"
+    return f"{_count(before)} rewritten as {_count(after)}"
+
+
+def _count(blocks: Sequence[Block]) -> str:
+    tags = Counter(b.tag_name for b in blocks)
+    return ", ".join(f"{n} {tag if n == 1 else _plural(tag)}" for tag, n in tags.most_common())
+
+
+def _plural(tag: str) -> str:
+    return {"quote": "quotes", "code block": "code blocks"}.get(tag, tag + "s")
+
+
+def _number_change(old: Block, new: Block) -> str | None:
+    """``price 19.90 → 24.90`` when only numbers changed between two versions of a block."""
+    if not old.numbers or len(old.numbers) != len(new.numbers):
+        return None
+    if _without_numbers(old) != _without_numbers(new):
+        return None
+    changes = [
+        f"{label + ' ' if label else ''}{a} → {b}"
+        for (label, a), (_, b) in zip(old.numbers, new.numbers, strict=True)
+        if a != b
+    ]
+    return ", ".join(changes[:2]) or None
+
+
+def _without_numbers(block: Block) -> int:
+    numeric = sum(word_hash(w) for _, number in block.numbers for w in WORD.findall(number))
+    return (block.bag - numeric) & _MASK32

@@ -1,0 +1,351 @@
+"""Cutting a page into text blocks, each with where it sits (the page's half of template
+detection; the site's half is :mod:`auditor.evidence.template`).
+
+Segmentation follows jusText: a block is the text between block-level tags (and
+``br``), so a block is a paragraph, a heading, a list item, a table cell, a menu
+entry. Where the fingerprint (:mod:`auditor.evidence.fingerprint`) *skips* the page
+frame, this walk keeps every block of the body and marks each:
+
+- in the content root or not (the fingerprint's root: ``<main>``, the longest
+  ``<article>``, else ``<body>``);
+- boilerplate: inside a subtree the fingerprint would skip (nav, aside, form, header or
+  footer outside an article, hidden, ads, cookie notices, share bars, related boxes,
+  comments), plus a few frame names it does not know (sidebar, widget, pagination,
+  breadcrumb, table of contents, a series box) and any block holding a ``rel=prev|next``
+  link (previous/next links); an element holding more than half of the root's text is
+  never boilerplate, as in the fingerprint;
+- link-dense: three quarters or more of its characters are link text (a menu, a "read
+  next" list): jusText's and readability's sign of navigation.
+
+Text is normalised as the fingerprint's (NFKC, case-folded, volatile tokens removed),
+and counters that move without an edit are removed too: "12 comments", "1,234 views",
+"3 days ago", "5 min read".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+import zlib
+
+from lxml import etree
+
+from auditor.evidence.blocks import (
+    BOILERPLATE,
+    IN_ROOT,
+    LINK_DENSE,
+    MAX_NUMBERS,
+    REGIONS,
+    TAGS,
+    Block,
+    word_hash,
+)
+from auditor.evidence.text import (
+    MAX_BOILERPLATE_SHARE,
+    NEVER_CONTENT,
+    VOLATILE,
+    WORD,
+    visible_length,
+)
+
+__all__ = ["BLOCK_TAGS", "LINK_DENSITY", "MAX_BLOCKS", "cut_blocks", "cut_blocks_with_text"]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+BLOCK_TAGS = _words(
+    """
+    address article aside blockquote body br caption center dd details dialog dir div dl
+    dt fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr legend li
+    main menu nav ol option p pre section summary table tbody td tfoot th thead tr ul
+    """
+)
+#: Share of a block's characters in link text from which it is a list of links.
+LINK_DENSITY = 0.75
+#: Blocks kept per page; the text after the last one is folded into it.
+MAX_BLOCKS = 2_000
+
+_R = {name: code for code, name in enumerate(REGIONS)}
+_T = {name: code for code, name in enumerate(TAGS)}
+PAGE_BODY, ARTICLE_BODY = _R["page body"], _R["article body"]
+_TAG_KIND = {
+    "p": _T["paragraph"], "h1": _T["heading"], "h2": _T["heading"], "h3": _T["heading"],
+    "h4": _T["heading"], "h5": _T["heading"], "h6": _T["heading"], "li": _T["list item"],
+    "dt": _T["list item"], "dd": _T["list item"], "td": _T["table cell"],
+    "th": _T["table cell"], "pre": _T["code block"], "blockquote": _T["quote"],
+}  # fmt: skip
+_TAG_REGION = {
+    "nav": _R["navigation"], "menu": _R["navigation"], "aside": _R["sidebar"],
+    "form": _R["form"], "dialog": _R["notice"],
+}  # fmt: skip
+_ROLE_REGION = {
+    "navigation": _R["navigation"], "menu": _R["navigation"], "menubar": _R["navigation"],
+    "search": _R["navigation"], "banner": _R["header"], "contentinfo": _R["footer"],
+    "complementary": _R["sidebar"], "dialog": _R["notice"], "alertdialog": _R["notice"],
+}  # fmt: skip
+_WORD_REGION: dict[str, int] = {}
+for _region, _names in (
+    ("ads", "ad ads adv advert adverts advertisement advertising adslot adunit adsbygoogle"
+            " gpt dfp sponsored sponsor promo"),
+    ("notice", "banner cookie cookies consent gdpr cmp popup modal newsletter subscribe"),
+    ("share bar", "share sharing sharebar social"),
+    ("related links", "related recommended recommendations recommend outbrain taboola"
+                      " trending popular mostread series"),
+    ("comments", "comments comment disqus"),
+    ("navigation", "breadcrumb breadcrumbs pagination pager paginator navbar nav navigation"
+                   " toc prevnext paginav"),
+    ("sidebar", "sidebar widget widgets"),
+):  # fmt: skip
+    _WORD_REGION.update(dict.fromkeys(_names.split(), _R[_region]))
+#: Frame words that are content inside an article (its own header and footer).
+_FRAME_WORD_REGION = {"header": _R["header"], "masthead": _R["header"], "footer": _R["footer"]}
+_SPLIT = re.compile(r"[\s_\-]+")
+_COUNTERS = re.compile(
+    r"\b\d[\d,.]*\s?[km]?\s*(?:views?|comments?|likes?|shares?|repl(?:y|ies)|responses?"
+    r"|reactions?|votes?|reads?|retweets?|followers?)\b"
+    r"|\b(?:views?|comments?|likes?|shares?|replies|responses|reactions|votes)\s*[:(]\s*"
+    r"\d[\d,.]*[km]?\b"
+    r"|\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b"
+    r"|\b\d+\s*(?:min(?:ute)?s?)\s+read\b"
+)
+_DIGIT = re.compile(r"\d")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_LABEL = re.compile(r"([^\W\d]+)\W{0,3}$")
+_MASK32 = 0xFFFFFFFF
+_PAGER = 128  # a flush-time mark: the block holds a rel=prev/next link
+
+
+class _Frame:
+    """What an element passes on to the text inside it."""
+
+    __slots__ = ("boilerplate", "in_article", "in_link", "in_root", "path", "region", "tag")
+
+    def __init__(
+        self, *, in_root: bool, boilerplate: bool, region: int, in_article: bool,
+        in_link: bool, path: str, tag: int,
+    ) -> None:  # fmt: skip
+        self.in_root, self.boilerplate, self.region = in_root, boilerplate, region
+        self.in_article, self.in_link, self.path, self.tag = in_article, in_link, path, tag
+
+
+def cut_blocks(tree: etree._Element, root: etree._Element) -> list[Block]:
+    """The text blocks of a page's body in document order (module docstring); ``root`` is
+    the content root the fingerprint chose."""
+    return _cut(tree, root, keep_text=False).blocks
+
+
+def cut_blocks_with_text(tree: etree._Element, root: etree._Element) -> list[tuple[Block, str]]:
+    """The blocks with their normalised text (for tests and for reading a page by eye)."""
+    cutter = _cut(tree, root, keep_text=True)
+    return list(zip(cutter.blocks, cutter.texts or [], strict=True))
+
+
+def _cut(tree: etree._Element, root: etree._Element, *, keep_text: bool) -> _Cutter:
+    body = tree.find("body") if tree.tag == "html" else None
+    page = body if body is not None else tree
+    cutter = _Cutter(root, page, keep_text)
+    cutter.walk(page)
+    return cutter
+
+
+class _Cutter:
+    """One walk over the body, gathering text into blocks at block boundaries; the text of
+    every block is normalised at the end in one pass (a regex call per block costs more
+    than the walk)."""
+
+    def __init__(self, root: etree._Element, page: etree._Element, keep_text: bool) -> None:
+        self.root = root
+        self.root_is_page = root is page
+        self.keep_text = keep_text
+        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * visible_length(root)
+        self.pending: list[tuple[str, _Frame, int]] = []  # raw text, owner, flags
+        self.pieces: list[str] = []
+        self.chars = self.link_chars = 0
+        self.pager = False
+        self.blocks: list[Block] = []
+        self.texts: list[str] | None = None
+
+    def walk(self, page: etree._Element) -> None:
+        """Cut ``page`` (the body) into blocks."""
+        frame = owner = _Frame(
+            in_root=False, boilerplate=False, region=PAGE_BODY, in_article=False,
+            in_link=False, path="", tag=0,
+        )  # fmt: skip
+        saved: list[tuple[_Frame, _Frame, bool] | None] = []
+        walker = etree.iterwalk(page, events=("start", "end", "comment", "pi"))
+        for event, element in walker:
+            if event == "start":
+                if element.tag in NEVER_CONTENT:
+                    walker.skip_subtree()
+                    saved.append(None)
+                    continue
+                own = self._frame(element, frame)
+                blocky = element.tag in BLOCK_TAGS or own.region != frame.region
+                if blocky or own.in_root != frame.in_root:
+                    blocky = True
+                    self.flush(owner)
+                if element.tag == "a" and element.get("rel"):
+                    rel = element.get("rel", "").lower().split()
+                    self.pager = self.pager or "prev" in rel or "next" in rel
+                saved.append((frame, owner, blocky))
+                frame, owner = own, own if blocky else owner
+                self.add(element.text, frame)
+            elif event == "end":
+                outer = saved.pop()
+                if outer is not None:
+                    if outer[2]:
+                        self.flush(owner)
+                    frame, owner = outer[0], outer[1]
+                self.add(element.tail, frame)
+            else:  # a comment or processing instruction: only its tail is text
+                self.add(element.tail, frame)
+        self.flush(owner)
+        self._finish()
+
+    def add(self, text: str | None, frame: _Frame) -> None:
+        """Text into the current block."""
+        if not text:
+            return
+        self.pieces.append(text)
+        size = len(text.strip())
+        self.chars += size
+        if frame.in_link:
+            self.link_chars += size
+
+    def flush(self, owner: _Frame) -> None:
+        """Close the current block: its raw text and marks wait for :meth:`_finish`."""
+        pieces, chars, link_chars, pager = self.pieces, self.chars, self.link_chars, self.pager
+        self.pieces, self.chars, self.link_chars, self.pager = [], 0, 0, False
+        if not chars:
+            return
+        flags = (IN_ROOT if owner.in_root else 0) | (
+            BOILERPLATE if owner.boilerplate or pager else 0
+        )
+        if link_chars >= LINK_DENSITY * chars:
+            flags |= LINK_DENSE
+        if pager and not owner.boilerplate:
+            flags |= _PAGER
+        self.pending.append((" ".join(pieces).replace("\x00", " "), owner, flags))
+
+    def _finish(self) -> None:
+        """Normalise every block's text at once and hash each block."""
+        texts = _normalise_all([raw for raw, _, _ in self.pending])
+        kept: list[str] = []
+        for text, (_, owner, flags) in zip(texts, self.pending, strict=True):
+            text = " ".join(text.split())
+            words = WORD.findall(text)
+            if not words:
+                continue
+            region = _R["navigation"] if flags & _PAGER else owner.region
+            flags &= ~_PAGER
+            content = flags & (IN_ROOT | BOILERPLATE | LINK_DENSE) == IN_ROOT
+            block = Block(
+                hash=_text_hash(text), bag=_bag(words), tokens=len(words),
+                path=zlib.crc32(owner.path.encode()) & 0xFFFF, region=region, tag=owner.tag,
+                flags=flags, numbers=_numbers(text) if content else (),
+            )  # fmt: skip
+            self.blocks.append(block)
+            kept.append(text)
+        if len(self.blocks) > MAX_BLOCKS:
+            self.blocks[MAX_BLOCKS - 1 :] = [_folded(self.blocks[MAX_BLOCKS - 1 :], kept)]
+            kept[MAX_BLOCKS - 1 :] = ["\n".join(kept[MAX_BLOCKS - 1 :])]
+        self.texts = kept if self.keep_text else None
+
+    def _frame(self, element: etree._Element, parent: _Frame) -> _Frame:
+        tag = element.tag
+        if tag not in BLOCK_TAGS and tag != "a" and not element.attrib and element is not self.root:
+            return parent  # an inline tag without attributes changes nothing
+        in_root = parent.in_root or element is self.root
+        in_article = parent.in_article or tag == "article"
+        boilerplate, region = parent.boilerplate, parent.region
+        if not boilerplate:
+            found = _landmark(element, parent.in_article)
+            if found is not None and not (
+                in_root and visible_length(element) > self.largest_boilerplate
+            ):
+                boilerplate, region = True, found
+            elif in_root != parent.in_root or in_article != parent.in_article:
+                region = self._plain_region(in_root, in_article)
+        block = tag in BLOCK_TAGS
+        return _Frame(
+            in_root=in_root, boilerplate=boilerplate, region=region, in_article=in_article,
+            in_link=parent.in_link or tag == "a",
+            path=f"{parent.path}/{tag}" if block else parent.path,
+            tag=_TAG_KIND.get(tag, 0) if block else parent.tag,
+        )  # fmt: skip
+
+    def _plain_region(self, in_root: bool, in_article: bool) -> int:
+        return ARTICLE_BODY if in_article or (in_root and not self.root_is_page) else PAGE_BODY
+
+
+def _landmark(element: etree._Element, in_article: bool) -> int | None:
+    """The frame region an element opens, or None when it is not page frame."""
+    tag = element.tag
+    if tag in _TAG_REGION:
+        return _TAG_REGION[tag]
+    if tag in ("header", "footer") and not in_article:
+        return _R[tag]
+    attrib = element.attrib
+    if not attrib:
+        return None
+    if "hidden" in attrib or attrib.get("aria-hidden") == "true":
+        return _R["hidden text"]
+    role = attrib.get("role", "").strip().lower()
+    if role in _ROLE_REGION:
+        return _ROLE_REGION[role]
+    names = f"{attrib.get('class', '')} {attrib.get('id', '')}".lower()
+    for word in _SPLIT.split(names):
+        if word in _WORD_REGION:
+            return _WORD_REGION[word]
+        if word in _FRAME_WORD_REGION and not in_article:
+            return _FRAME_WORD_REGION[word]
+    return None
+
+
+def _normalise_all(raws: list[str]) -> list[str]:
+    """Each text NFKC'd and case-folded, volatile tokens and counters removed. The regexes
+    run once over the texts that hold a digit (every pattern needs one), joined by NUL."""
+    if not raws:
+        return []
+    texts = unicodedata.normalize("NFKC", "\x00".join(raws)).casefold().split("\x00")
+    numbered = [i for i, text in enumerate(texts) if _DIGIT.search(text)]
+    if numbered:
+        joined = "\x00".join(texts[i] for i in numbered)
+        cleaned = _COUNTERS.sub(" ", VOLATILE.sub(" ", joined)).split("\x00")
+        for i, text in zip(numbered, cleaned, strict=True):
+            texts[i] = text
+    return texts
+
+
+def _text_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=4).digest(), "big")
+
+
+def _bag(words: list[str]) -> int:
+    return sum(map(word_hash, words)) & _MASK32
+
+
+def _folded(blocks: list[Block], texts: list[str]) -> Block:
+    """One block standing for ``blocks`` (past MAX_BLOCKS): their texts hashed together."""
+    first = blocks[0]
+    return Block(
+        hash=_text_hash("\n".join(texts[-len(blocks) :])),
+        bag=sum(b.bag for b in blocks) & _MASK32,
+        tokens=sum(b.tokens for b in blocks),
+        path=first.path, region=first.region, tag=first.tag, flags=first.flags,
+    )  # fmt: skip
+
+
+def _numbers(text: str) -> tuple[tuple[str, str], ...]:
+    """Each number with the word before it; none when there are more than MAX_NUMBERS (a
+    table of figures is summarised as changed, not number by number)."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        if len(found) == MAX_NUMBERS:
+            return ()
+        before = _LABEL.search(text, max(0, match.start() - 24), match.start())
+        found.append((before.group(1) if before else "", match.group()[:24]))
+    return tuple(found)
