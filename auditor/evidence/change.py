@@ -26,7 +26,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from auditor.evidence.blocks import Block, word_hash
+from auditor.evidence.blocks import REGIONS, Block, word_hash
 from auditor.evidence.text import WORD
 
 __all__ = ["PageChange", "compare_blocks", "compare_exact", "summarise_content"]
@@ -79,7 +79,7 @@ def compare_blocks(
 
     gone, came = [b for b in removed if counts(b)], [b for b in added if counts(b)]
     frame = [b for b in (*removed, *added) if not counts(b)]
-    regions = tuple(dict.fromkeys(b.region_name for b in frame))
+    regions = tuple(sorted({b.region_name for b in frame}, key=REGIONS.index))
     if _same_words(gone, came):
         summary = "template only: " + ", ".join(regions) if regions else "unchanged"
         if gone or came:
@@ -145,6 +145,8 @@ def _describe(op: str, before: Sequence[Block], after: Sequence[Block]) -> str:
     if len(before) == len(after) == 1:
         numbers = _number_change(before[0], after[0])
         return numbers or f"1 {before[0].tag_name} edited"
+    if [b.tag for b in before] == [b.tag for b in after]:
+        return f"{_count(before)} edited"
     return f"{_count(before)} rewritten as {_count(after)}"
 
 
