@@ -18,6 +18,7 @@ from auditor.inventory import load_inventory
 from auditor.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
 from auditor.sampler import SampleOptions, sample_site
 from auditor.scorer import ScoreInputs, score
+from auditor.scorer.changes import compare_pages
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
 
@@ -89,6 +90,7 @@ def audit_site(
     )
     say(f"scoring {site}")
     observations = [PageObservation.of(page, evidence) for page, evidence in run.pages]
+    observations = compare_pages(observations, previous_pages)  # each with its change, if any
     result = score(
         ScoreInputs(
             site=site,

@@ -11,8 +11,9 @@ keeps no text, only:
 - ``tokens``: its word count; ``path``: 16 bits of its block-level tag path (for the
   template's slots); ``region``: where on the page it sits (:data:`REGIONS`); ``tag``:
   what it is (:data:`TAGS`); ``flags``: in the content root, boilerplate, link-dense;
-- ``numbers``: on content blocks, up to :data:`MAX_NUMBERS` numbers with the word
-  before each (``("price", "19.90")``), so a summary can say ``price 19.90 → 24.90``.
+- ``numbers``: on content blocks, up to :data:`MAX_NUMBERS` numbers, each with the word
+  before and after it (``("price", "19.90", "")``, ``("", "12,400", "residents")``), so a
+  summary can say ``price 19.90 → 24.90`` or ``12,400 → 12,450 residents``.
 
 :func:`encode_blocks` packs them (about 16 bytes a block) with a version byte:
 blocks of another :data:`BLOCKS_VERSION` are never compared, so an upgrade of the
@@ -85,7 +86,7 @@ class Block:
     region: int
     tag: int
     flags: int
-    numbers: tuple[tuple[str, str], ...] = ()
+    numbers: tuple[tuple[str, str, str], ...] = ()  # (word before, number, word after)
 
     @property
     def in_root(self) -> bool:
@@ -129,8 +130,8 @@ def encode_blocks(blocks: Sequence[Block], version: int = BLOCKS_VERSION) -> byt
                 b.region, b.tag, b.flags, len(numbers),
             )
         )  # fmt: skip
-        for label, number in numbers:
-            parts.append(_short(label) + _short(number))
+        for before, number, after in numbers:
+            parts.append(_short(before) + _short(number) + _short(after))
     return b"".join(parts)
 
 
@@ -170,9 +171,10 @@ def _decode(data: bytes) -> Iterable[Block]:
         offset += _BLOCK.size
         numbers = []
         for _ in range(n):
-            label, offset = _read_short(data, offset)
+            before, offset = _read_short(data, offset)
             number, offset = _read_short(data, offset)
-            numbers.append((label, number))
+            after, offset = _read_short(data, offset)
+            numbers.append((before, number, after))
         yield Block(hash_, bag, tokens, path, region, tag, flags, tuple(numbers))
 
 

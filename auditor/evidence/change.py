@@ -67,16 +67,24 @@ def compare_exact(old_exact: str, new_exact: str) -> PageChange:
 
 
 def compare_blocks(
-    old: Sequence[Block], new: Sequence[Block], template: Container[int] = frozenset()
+    old: Sequence[Block],
+    new: Sequence[Block],
+    template: Container[int] = frozenset(),
+    stable: Container[int] = frozenset(),
 ) -> PageChange:
-    """Compare two fetches of a page (module docstring); ``template`` holds the hashes of
-    the site's template blocks, learned from both runs."""
-    removed, added = _differences(old, new)
-    listing = _is_listing(old, template) or _is_listing(new, template)
+    """Compare two fetches of a page (module docstring). ``template`` holds the hashes of
+    the site's template blocks (learned from either run); ``stable`` those of them that
+    were template in *both* runs: the template did not change there, so such a block
+    gained or lost by this page alone (a shared "Colour: green" row of a product's specs,
+    a common price) is this page's own edit, and counts when it is content."""
 
     def counts(block: Block) -> bool:
-        return block.hash not in template and (block.content or (listing and block.links))
+        if block.hash in template and block.hash not in stable:
+            return False
+        return block.content or (listing and block.links)
 
+    removed, added = _differences(old, new)
+    listing = _is_listing(old, template) or _is_listing(new, template)
     gone, came = [b for b in removed if counts(b)], [b for b in added if counts(b)]
     frame = [b for b in (*removed, *added) if not counts(b)]
     regions = tuple(sorted({b.region_name for b in frame}, key=REGIONS.index))
@@ -85,9 +93,12 @@ def compare_blocks(
         if gone or came:
             summary = "same words, new markup" + (f"; {summary}" if regions else "")
         return PageChange(False, 0.0, summary, regions)
-    total = sum(b.tokens for b in old if counts(b)) + sum(b.tokens for b in new if counts(b))
+    moved_ids = {id(b) for b in (*gone, *came)}
+    before = [b for b in old if counts(b) and (b.hash not in template or id(b) in moved_ids)]
+    after = [b for b in new if counts(b) and (b.hash not in template or id(b) in moved_ids)]
+    total = sum(b.tokens for b in before) + sum(b.tokens for b in after)
     moved = sum(b.tokens for b in gone) + sum(b.tokens for b in came)
-    summary = summarise_content([b for b in old if counts(b)], [b for b in new if counts(b)])
+    summary = summarise_content(before, after)
     return PageChange(True, round(moved / total, 4) if total else 1.0, summary, regions)
 
 
@@ -160,19 +171,31 @@ def _plural(tag: str) -> str:
 
 
 def _number_change(old: Block, new: Block) -> str | None:
-    """``price 19.90 → 24.90`` when only numbers changed between two versions of a block."""
+    """``price 19.90 → 24.90`` or ``12,400 → 12,450 residents`` when only numbers changed
+    between two versions of a block."""
     if not old.numbers or len(old.numbers) != len(new.numbers):
         return None
     if _without_numbers(old) != _without_numbers(new):
         return None
     changes = [
-        f"{label + ' ' if label else ''}{a} → {b}"
-        for (label, a), (_, b) in zip(old.numbers, new.numbers, strict=True)
+        " ".join(w for w in (_context(before), f"{a} → {b}", _context(after)) if w)
+        for (before, a, after), (_, b, _) in zip(old.numbers, new.numbers, strict=True)
         if a != b
     ]
     return ", ".join(changes[:2]) or None
 
 
+#: Words beside a number too plain to name it ("on 12 March" reads "12 → 19 march").
+_PLAIN = frozenset(
+    {"the", "a", "an", "of", "on", "in", "at", "to", "for", "is", "was", "are", "has", "had",
+     "by", "from", "with", "and", "or", "its", "per"}
+)  # fmt: skip
+
+
+def _context(word: str) -> str:
+    return "" if word in _PLAIN else word
+
+
 def _without_numbers(block: Block) -> int:
-    numeric = sum(word_hash(w) for _, number in block.numbers for w in WORD.findall(number))
+    numeric = sum(word_hash(w) for _, number, _ in block.numbers for w in WORD.findall(number))
     return (block.bag - numeric) & _MASK32

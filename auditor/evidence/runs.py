@@ -1,8 +1,11 @@
 """Two runs' samples of one site, compared: each re-fetched page's change, and the template's.
 
 1. Each run's template is learned from all the pages that run read (per site and per
-   sub-sitemap, :mod:`auditor.evidence.template`); a block is template when either
-   run says so, so a sidebar entry added between the runs is template in the second.
+   sub-sitemap, :mod:`auditor.evidence.template`). A block that is template in one run
+   only came or went with the template (a sidebar entry added between the runs is
+   template in the second): its difference is a template change. A block that is
+   template in both runs did not move with the template: a page that gains or loses it
+   alone changed (a product losing its shared "Colour: green" row).
 2. A difference that shows *identically* on most re-fetched pages (the same block added,
    or removed, on at least ``max(MIN_PAGES, SHARED_SHARE · compared)`` of them) is a
    template change too, even where the template learned from one run missed it.
@@ -23,7 +26,14 @@ from auditor.evidence.change import PageChange, compare_blocks, compare_exact
 from auditor.evidence.fingerprint import simhash_distance
 from auditor.evidence.template import MIN_PAGES, learn_templates
 
-__all__ = ["SHARED_SHARE", "Fetch", "RunComparison", "TemplateChange", "compare_runs"]
+__all__ = [
+    "SHARED_SHARE",
+    "Fetch",
+    "RunComparison",
+    "TemplateChange",
+    "compare_runs",
+    "template_change",
+]
 
 #: Share of the compared pages on which one same difference makes it a template change.
 SHARED_SHARE = 0.5
@@ -83,8 +93,10 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
     distances: dict[str, int] = {}
     for old, new in pairs:
         if old.key in old_blocks and new.key in new_blocks:
-            template = templates.get(new.group, frozenset()) | shared
-            change = compare_blocks(old_blocks[old.key], new_blocks[new.key], template)
+            either, both = templates.get(new.group, (frozenset(), frozenset()))
+            change = compare_blocks(
+                old_blocks[old.key], new_blocks[new.key], either | shared, both - shared
+            )
             if old.exact == new.exact and change.changed:  # the main text says otherwise
                 change = PageChange(False, 0.0, "unchanged", change.template_regions)
         else:
@@ -92,7 +104,8 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
         changes[new.key] = change
         if old.simhash is not None and new.simhash is not None:
             distances[new.key] = simhash_distance(old.simhash, new.simhash)
-    return RunComparison(changes, distances, _template_change(list(changes.values())))
+    regions = [c.template_regions for c in changes.values()]
+    return RunComparison(changes, distances, template_change(regions))
 
 
 def _decoded(fetches: Sequence[Fetch]) -> dict[str, tuple[Block, ...]]:
@@ -109,17 +122,20 @@ def _templates(
     current: Sequence[Fetch],
     old_blocks: dict[str, tuple[Block, ...]],
     previous: Sequence[Fetch],
-) -> dict[str, frozenset[int]]:
-    """Per group, the template hashes of either run (a group one run lacks has the site's)."""
+) -> dict[str, tuple[frozenset[int], frozenset[int]]]:
+    """Per group, the template hashes of either run and those of both runs (a group one
+    run lacks has that run's site template)."""
     runs = [
         learn_templates(_grouped(blocks, fetches))
         for blocks, fetches in ((new_blocks, current), (old_blocks, previous))
     ]
     groups = {f.group for f in current} | {f.group for f in previous}
-    return {
-        group: frozenset().union(*(per.get(group, site).hashes for site, per in runs))
-        for group in groups
-    }
+    out = {}
+    for group in groups:
+        (new_site, new_per), (old_site, old_per) = runs
+        now, then = new_per.get(group, new_site).hashes, old_per.get(group, old_site).hashes
+        out[group] = (now | then, now & then)
+    return out
 
 
 def _grouped(
@@ -146,10 +162,13 @@ def _shared_differences(pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]]
     return frozenset(h for counts in (added, removed) for h, n in counts.items() if n >= need)
 
 
-def _template_change(changes: list[PageChange]) -> TemplateChange | None:
-    with_template = [c for c in changes if c.template_changed]
-    if not changes or len(with_template) < max(2, math.ceil(len(changes) / 2)):
+def template_change(regions: Sequence[tuple[str, ...]]) -> TemplateChange | None:
+    """The site's template change from each compared page's template regions (empty for a
+    page whose template did not differ): at least half of the pages (and two) differ, and
+    the regions named differ on at least half of those."""
+    differing = [r for r in regions if r]
+    if not regions or len(differing) < max(2, math.ceil(len(regions) / 2)):
         return None
-    regions = Counter(r for c in with_template for r in c.template_regions)
-    named = tuple(r for r, n in regions.most_common() if n * 2 >= len(with_template))
-    return TemplateChange(len(with_template), len(changes), named)
+    counts = Counter(region for page in differing for region in page)
+    named = tuple(r for r, n in counts.most_common() if n * 2 >= len(differing))
+    return TemplateChange(len(differing), len(regions), named)

@@ -113,7 +113,8 @@ _COUNTERS = re.compile(
 )
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_LABEL = re.compile(r"([^\W\d]+)\W{0,3}$")
+_BEFORE = re.compile(r"([^\W\d]+)\W{0,3}$")
+_AFTER = re.compile(r"[^\w.,]{0,3}([^\W\d]+)")
 _MASK32 = 0xFFFFFFFF
 _PAGER = 128  # a flush-time mark: the block holds a rel=prev/next link
 
@@ -339,13 +340,20 @@ def _folded(blocks: list[Block], texts: list[str]) -> Block:
     )  # fmt: skip
 
 
-def _numbers(text: str) -> tuple[tuple[str, str], ...]:
-    """Each number with the word before it; none when there are more than MAX_NUMBERS (a
-    table of figures is summarised as changed, not number by number)."""
+def _numbers(text: str) -> tuple[tuple[str, str, str], ...]:
+    """Each number with the word before and after it; none when there are more than
+    MAX_NUMBERS (a table of figures is summarised as changed, not number by number)."""
     found = []
     for match in _NUMBER.finditer(text):
         if len(found) == MAX_NUMBERS:
             return ()
-        before = _LABEL.search(text, max(0, match.start() - 24), match.start())
-        found.append((before.group(1) if before else "", match.group()[:24]))
+        before = _BEFORE.search(text, max(0, match.start() - 24), match.start())
+        after = _AFTER.match(text, match.end(), match.end() + 24)
+        found.append(
+            (
+                before.group(1)[:24] if before else "",
+                match.group()[:24],
+                after.group(1)[:24] if after else "",
+            )
+        )
     return tuple(found)

@@ -77,7 +77,7 @@ def test_a_price_change_is_named_with_its_numbers():
     before = page([*ARTICLE, "Price: 19.90 euros a month."])
     after = page([*ARTICLE, "Price: 24.90 euros a month."])
     result = change(before, after)
-    assert result.changed and result.summary == "price 19.90 → 24.90 in the article body"
+    assert result.changed and result.summary == "price 19.90 → 24.90 euros in the article body"
 
 
 def test_a_footer_and_sidebar_outside_main_are_template_only():
