@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,7 @@ from auditor.evidence.text import (
     PAGE_FRAME,
     SPLIT,
     WORD,
+    Lengths,
     content_root,
     normalise,
     visible_length,
@@ -75,15 +76,16 @@ _MASK = (1 << 64) - 1
 
 def fingerprint_tree(tree: etree._Element, structured_items: Iterable[Any] = ()) -> Fingerprint:
     """The fingerprint of a parsed page (the tree is not modified)."""
-    root = content_root(tree)
-    text = _root_text(root)
+    lengths = Lengths()
+    root = content_root(tree, lengths)
+    text = _root_text(root, lengths)
     words = WORD.findall(text)
     return Fingerprint(
         exact=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         simhash=simhash(words),
         structured=structured_hash(structured_items),
         words=len(words),
-        blocks=encode_blocks(cut_blocks(tree, root)),
+        blocks=encode_blocks(cut_blocks(tree, root, lengths)),
     )
 
 
@@ -92,20 +94,25 @@ def main_text(tree: etree._Element) -> str:
     return _root_text(content_root(tree))
 
 
-def _root_text(root: etree._Element) -> str:
+def _root_text(root: etree._Element, lengths: Lengths | None = None) -> str:
     inside_article = root.tag == "article" or any(a.tag == "article" for a in root.iterancestors())
-    walk = _Walk(visible_length(root))
+    walk = _Walk(lengths or visible_length)
     return normalise(" ".join(walk.texts(root, inside_article)))
 
 
 class _Walk:
     """The text of a content root in document order, boilerplate subtrees skipped."""
 
-    def __init__(self, root_length: int) -> None:
-        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * root_length
+    def __init__(self, measure: Callable[[etree._Element], int]) -> None:
+        self.measure = measure
+        self.largest_boilerplate = 0.0
 
     def texts(self, root: etree._Element, inside_article: bool) -> Iterator[str]:
         """Texts and tails (a skipped element's tail belongs to its parent, and is kept)."""
+        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * self.measure(root)
+        return self._texts(root, inside_article)
+
+    def _texts(self, root: etree._Element, inside_article: bool) -> Iterator[str]:
         if root.text:
             yield root.text
         stack: list[tuple[Any, bool]] = [(child, inside_article) for child in reversed(root)]
@@ -126,7 +133,7 @@ class _Walk:
             return True
         if not _looks_like_boilerplate(element, in_article):
             return False
-        return visible_length(element) <= self.largest_boilerplate
+        return self.measure(element) <= self.largest_boilerplate
 
 
 class _Tail:

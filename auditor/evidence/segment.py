@@ -39,14 +39,13 @@ from auditor.evidence.blocks import (
     REGIONS,
     TAGS,
     Block,
-    word_hash,
 )
 from auditor.evidence.text import (
     MAX_BOILERPLATE_SHARE,
     NEVER_CONTENT,
     VOLATILE,
     WORD,
-    visible_length,
+    Lengths,
 )
 
 __all__ = ["BLOCK_TAGS", "LINK_DENSITY", "MAX_BLOCKS", "cut_blocks", "cut_blocks_with_text"]
@@ -125,17 +124,19 @@ class _Frame:
     __slots__ = ("boilerplate", "in_article", "in_link", "in_root", "path", "region", "tag")
 
     def __init__(
-        self, *, in_root: bool, boilerplate: bool, region: int, in_article: bool,
+        self, in_root: bool, boilerplate: bool, region: int, in_article: bool,
         in_link: bool, path: str, tag: int,
     ) -> None:  # fmt: skip
         self.in_root, self.boilerplate, self.region = in_root, boilerplate, region
         self.in_article, self.in_link, self.path, self.tag = in_article, in_link, path, tag
 
 
-def cut_blocks(tree: etree._Element, root: etree._Element) -> list[Block]:
+def cut_blocks(
+    tree: etree._Element, root: etree._Element, lengths: Lengths | None = None
+) -> list[Block]:
     """The text blocks of a page's body in document order (module docstring); ``root`` is
-    the content root the fingerprint chose."""
-    return _cut(tree, root, keep_text=False).blocks
+    the content root the fingerprint chose (``lengths`` its measures, shared)."""
+    return _cut(tree, root, keep_text=False, lengths=lengths).blocks
 
 
 def cut_blocks_with_text(tree: etree._Element, root: etree._Element) -> list[tuple[Block, str]]:
@@ -144,10 +145,12 @@ def cut_blocks_with_text(tree: etree._Element, root: etree._Element) -> list[tup
     return list(zip(cutter.blocks, cutter.texts or [], strict=True))
 
 
-def _cut(tree: etree._Element, root: etree._Element, *, keep_text: bool) -> _Cutter:
+def _cut(
+    tree: etree._Element, root: etree._Element, *, keep_text: bool, lengths: Lengths | None = None
+) -> _Cutter:
     body = tree.find("body") if tree.tag == "html" else None
     page = body if body is not None else tree
-    cutter = _Cutter(root, page, keep_text)
+    cutter = _Cutter(root, page, keep_text, lengths or Lengths())
     cutter.walk(page)
     return cutter
 
@@ -157,84 +160,85 @@ class _Cutter:
     every block is normalised at the end in one pass (a regex call per block costs more
     than the walk)."""
 
-    def __init__(self, root: etree._Element, page: etree._Element, keep_text: bool) -> None:
+    def __init__(
+        self, root: etree._Element, page: etree._Element, keep_text: bool, lengths: Lengths
+    ) -> None:
         self.root = root
         self.root_is_page = root is page
         self.keep_text = keep_text
-        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * visible_length(root)
+        self.measure = lengths
+        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * lengths(root)
         self.pending: list[tuple[str, _Frame, int]] = []  # raw text, owner, flags
-        self.pieces: list[str] = []
-        self.chars = self.link_chars = 0
-        self.pager = False
         self.blocks: list[Block] = []
         self.texts: list[str] | None = None
 
     def walk(self, page: etree._Element) -> None:
-        """Cut ``page`` (the body) into blocks."""
-        frame = owner = _Frame(
-            in_root=False, boilerplate=False, region=PAGE_BODY, in_article=False,
-            in_link=False, path="", tag=0,
-        )  # fmt: skip
+        """Cut ``page`` (the body) into blocks. (One loop with local state: it runs once per
+        element and text of the page, so it is written for speed.)"""
+        frame = owner = _Frame(False, False, PAGE_BODY, False, False, "", 0)
+        pieces: list[str] = []
+        chars = link_chars = 0
+        pager = False
+        pending = self.pending
+
+        def flush(owner: _Frame) -> None:
+            nonlocal pieces, chars, link_chars, pager
+            if chars:
+                flags = (IN_ROOT if owner.in_root else 0) | (
+                    BOILERPLATE if owner.boilerplate or pager else 0
+                )
+                if link_chars >= LINK_DENSITY * chars:
+                    flags |= LINK_DENSE
+                if pager and not owner.boilerplate:
+                    flags |= _PAGER
+                pending.append((" ".join(pieces).replace("\x00", " "), owner, flags))
+            pieces, chars, link_chars, pager = [], 0, 0, False
+
         saved: list[tuple[_Frame, _Frame, bool] | None] = []
         walker = etree.iterwalk(page, events=("start", "end", "comment", "pi"))
         for event, element in walker:
             if event == "start":
-                if element.tag in NEVER_CONTENT:
+                tag = element.tag
+                if tag in NEVER_CONTENT:
                     walker.skip_subtree()
                     saved.append(None)
                     continue
-                own = self._frame(element, frame)
-                blocky = element.tag in BLOCK_TAGS or own.region != frame.region
+                own = self._frame(element, tag, frame)
+                blocky = tag in BLOCK_TAGS or own.region != frame.region
                 if blocky or own.in_root != frame.in_root:
                     blocky = True
-                    self.flush(owner)
-                if element.tag == "a" and element.get("rel"):
-                    rel = element.get("rel", "").lower().split()
-                    self.pager = self.pager or "prev" in rel or "next" in rel
+                    flush(owner)
+                if tag == "a" and not pager:
+                    rel = (element.get("rel") or "").lower().split()
+                    pager = "prev" in rel or "next" in rel
                 saved.append((frame, owner, blocky))
-                frame, owner = own, own if blocky else owner
-                self.add(element.text, frame)
+                frame = own
+                if blocky:
+                    owner = own
+                text = element.text
             elif event == "end":
                 outer = saved.pop()
                 if outer is not None:
                     if outer[2]:
-                        self.flush(owner)
+                        flush(owner)
                     frame, owner = outer[0], outer[1]
-                self.add(element.tail, frame)
+                text = element.tail
             else:  # a comment or processing instruction: only its tail is text
-                self.add(element.tail, frame)
-        self.flush(owner)
+                text = element.tail
+            if text:
+                pieces.append(text)
+                size = len(text.strip())
+                chars += size
+                if frame.in_link:
+                    link_chars += size
+        flush(owner)
         self._finish()
-
-    def add(self, text: str | None, frame: _Frame) -> None:
-        """Text into the current block."""
-        if not text:
-            return
-        self.pieces.append(text)
-        size = len(text.strip())
-        self.chars += size
-        if frame.in_link:
-            self.link_chars += size
-
-    def flush(self, owner: _Frame) -> None:
-        """Close the current block: its raw text and marks wait for :meth:`_finish`."""
-        pieces, chars, link_chars, pager = self.pieces, self.chars, self.link_chars, self.pager
-        self.pieces, self.chars, self.link_chars, self.pager = [], 0, 0, False
-        if not chars:
-            return
-        flags = (IN_ROOT if owner.in_root else 0) | (
-            BOILERPLATE if owner.boilerplate or pager else 0
-        )
-        if link_chars >= LINK_DENSITY * chars:
-            flags |= LINK_DENSE
-        if pager and not owner.boilerplate:
-            flags |= _PAGER
-        self.pending.append((" ".join(pieces).replace("\x00", " "), owner, flags))
 
     def _finish(self) -> None:
         """Normalise every block's text at once and hash each block."""
         texts = _normalise_all([raw for raw, _, _ in self.pending])
         kept: list[str] = []
+        paths: dict[str, int] = {}
         for text, (_, owner, flags) in zip(texts, self.pending, strict=True):
             text = " ".join(text.split())
             words = WORD.findall(text)
@@ -243,10 +247,12 @@ class _Cutter:
             region = _R["navigation"] if flags & _PAGER else owner.region
             flags &= ~_PAGER
             content = flags & (IN_ROOT | BOILERPLATE | LINK_DENSE) == IN_ROOT
+            path = paths.get(owner.path)
+            if path is None:
+                path = paths[owner.path] = zlib.crc32(owner.path.encode()) & 0xFFFF
             block = Block(
-                hash=_text_hash(text), bag=_bag(words), tokens=len(words),
-                path=zlib.crc32(owner.path.encode()) & 0xFFFF, region=region, tag=owner.tag,
-                flags=flags, numbers=_numbers(text) if content else (),
+                _text_hash(text), _bag(words), len(words), path, region, owner.tag, flags,
+                _numbers(text) if content else (),
             )  # fmt: skip
             self.blocks.append(block)
             kept.append(text)
@@ -255,9 +261,9 @@ class _Cutter:
             kept[MAX_BLOCKS - 1 :] = ["\n".join(kept[MAX_BLOCKS - 1 :])]
         self.texts = kept if self.keep_text else None
 
-    def _frame(self, element: etree._Element, parent: _Frame) -> _Frame:
-        tag = element.tag
-        if tag not in BLOCK_TAGS and tag != "a" and not element.attrib and element is not self.root:
+    def _frame(self, element: etree._Element, tag: str, parent: _Frame) -> _Frame:
+        block = tag in BLOCK_TAGS
+        if not block and tag != "a" and not element.keys() and element is not self.root:
             return parent  # an inline tag without attributes changes nothing
         in_root = parent.in_root or element is self.root
         in_article = parent.in_article or tag == "article"
@@ -265,17 +271,15 @@ class _Cutter:
         if not boilerplate:
             found = _landmark(element, parent.in_article)
             if found is not None and not (
-                in_root and visible_length(element) > self.largest_boilerplate
+                in_root and self.measure(element) > self.largest_boilerplate
             ):
                 boilerplate, region = True, found
             elif in_root != parent.in_root or in_article != parent.in_article:
                 region = self._plain_region(in_root, in_article)
-        block = tag in BLOCK_TAGS
         return _Frame(
-            in_root=in_root, boilerplate=boilerplate, region=region, in_article=in_article,
-            in_link=parent.in_link or tag == "a",
-            path=f"{parent.path}/{tag}" if block else parent.path,
-            tag=_TAG_KIND.get(tag, 0) if block else parent.tag,
+            in_root, boilerplate, region, in_article, parent.in_link or tag == "a",
+            f"{parent.path}/{tag}" if block else parent.path,
+            _TAG_KIND.get(tag, 0) if block else parent.tag,
         )  # fmt: skip
 
     def _plain_region(self, in_root: bool, in_article: bool) -> int:
@@ -326,7 +330,8 @@ def _text_hash(text: str) -> int:
 
 
 def _bag(words: list[str]) -> int:
-    return sum(map(word_hash, words)) & _MASK32
+    """The sum of the words' hashes (:func:`~auditor.evidence.blocks.word_hash`, inlined)."""
+    return sum(map(zlib.crc32, map(str.encode, words))) & _MASK32
 
 
 def _folded(blocks: list[Block], texts: list[str]) -> Block:

@@ -19,6 +19,7 @@ __all__ = [
     "SPLIT",
     "VOLATILE",
     "WORD",
+    "Lengths",
     "content_root",
     "normalise",
     "visible_length",
@@ -72,16 +73,17 @@ _ARTICLES = etree.XPath("//article")
 _BODY = etree.XPath("//body")
 
 
-def content_root(tree: etree._Element) -> etree._Element:
+def content_root(tree: etree._Element, lengths: Lengths | None = None) -> etree._Element:
     """The first ``<main>``/``[role=main]``, else the longest ``<article>``, else ``<body>``; a
     candidate holding less than ``MIN_ROOT_SHARE`` of the body's text is passed over."""
+    measure = lengths or visible_length
     body = _BODY(tree)
     page = body[0] if body else tree
-    least = MIN_ROOT_SHARE * visible_length(page)
+    least = MIN_ROOT_SHARE * measure(page)
     for candidate in _MAIN(tree):
-        if visible_length(candidate) >= least:
+        if measure(candidate) >= least:
             return candidate
-    sized = [(visible_length(a), a) for a in _ARTICLES(tree)]
+    sized = [(measure(a), a) for a in _ARTICLES(tree)]
     if sized:
         size, article = max(sized, key=lambda pair: pair[0])
         if size >= least:
@@ -98,6 +100,20 @@ def visible_length(element: etree._Element) -> int:
             continue
         size += len(node.text or "") + (len(node.tail or "") if node is not element else 0)
     return size
+
+
+class Lengths:
+    """:func:`visible_length` remembered per element of one page: the fingerprint and the
+    block cut measure the same root, candidates and boilerplate."""
+
+    def __init__(self) -> None:
+        self._known: dict[etree._Element, int] = {}
+
+    def __call__(self, element: etree._Element) -> int:
+        known = self._known.get(element)
+        if known is None:
+            known = self._known[element] = visible_length(element)
+        return known
 
 
 def normalise(raw: str) -> str:
