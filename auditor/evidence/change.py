@@ -22,7 +22,7 @@ hash, as before.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -103,19 +103,42 @@ def compare_blocks(
 
 
 def _differences(old: Sequence[Block], new: Sequence[Block]) -> tuple[list[Block], list[Block]]:
-    """Blocks of ``old`` not in ``new`` and of ``new`` not in ``old`` (as multisets)."""
-    spare = Counter(b.hash for b in new)
-    spare.subtract(b.hash for b in old)
-    removed = _take(old, Counter({h: -c for h, c in spare.items() if c < 0}))
-    added = _take(new, Counter({h: c for h, c in spare.items() if c > 0}))
+    """Blocks of ``old`` not in ``new`` and of ``new`` not in ``old`` (as multisets).
+
+    Copies are matched first with their place (same text, same region and marks), then on
+    their text alone: a block whose text is both in the article and in the header is
+    removed from where it went missing, while a block a new theme moved out of the
+    content root is no difference at all."""
+    old_left, new_left = _unmatched(old, new, _placed)
+    return _unmatched(old_left, new_left, _text)
+
+
+def _placed(block: Block) -> tuple[int, int, int]:
+    return block.hash, block.region, block.flags
+
+
+def _text(block: Block) -> int:
+    return block.hash
+
+
+def _unmatched(
+    old: Sequence[Block], new: Sequence[Block], key: Callable[[Block], object]
+) -> tuple[list[Block], list[Block]]:
+    spare = Counter(map(key, new))
+    spare.subtract(map(key, old))
+    removed = _take(old, Counter({k: -c for k, c in spare.items() if c < 0}), key)
+    added = _take(new, Counter({k: c for k, c in spare.items() if c > 0}), key)
     return removed, added
 
 
-def _take(blocks: Sequence[Block], wanted: Counter[int]) -> list[Block]:
+def _take(
+    blocks: Sequence[Block], wanted: Counter[object], key: Callable[[Block], object]
+) -> list[Block]:
     taken = []
     for block in reversed(blocks):  # a repeated block: its last copies are the extra ones
-        if wanted[block.hash] > 0:
-            wanted[block.hash] -= 1
+        k = key(block)
+        if wanted[k] > 0:
+            wanted[k] -= 1
             taken.append(block)
     return taken[::-1]
 
