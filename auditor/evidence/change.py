@@ -34,6 +34,8 @@ __all__ = ["PageChange", "compare_blocks", "compare_exact", "summarise_content"]
 _MASK32 = 0xFFFFFFFF
 #: Parts named in one summary.
 MAX_PARTS = 3
+#: Blocks aligned at most, after the common start and end (difflib is quadratic at worst).
+MAX_ALIGNED = 300
 
 
 @dataclass(frozen=True)
@@ -157,15 +159,29 @@ def _same_words(gone: Sequence[Block], came: Sequence[Block]) -> bool:
 
 def summarise_content(old: Sequence[Block], new: Sequence[Block]) -> str:
     """Where two sequences of content blocks differ, in words: "+2 paragraphs in the
-    article body", "1 paragraph edited", "price 19.90 → 24.90"."""
-    matcher = SequenceMatcher(None, [b.hash for b in old], [b.hash for b in new], autojunk=False)
+    article body", "1 paragraph edited", "price 19.90 → 24.90". The sequences are aligned
+    (difflib) once their common start and end are set aside; a middle longer than
+    :data:`MAX_ALIGNED` blocks is told by counts only (aligning it could take minutes)."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start].hash == new[start].hash:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end].hash == new[-1 - end].hash:
+        end += 1
+    before, after = old[start : len(old) - end], new[start : len(new) - end]
+    if max(len(before), len(after)) > MAX_ALIGNED:
+        gone, came = _differences(before, after)
+        where = (came or gone or after or before)[0].region_name
+        counts = [f"-{_count(gone)}"] * bool(gone) + [f"+{_count(came)}"] * bool(came)
+        return f"{', '.join(counts) or 'blocks reordered'} in the {where}"
+    hashes = [b.hash for b in before], [b.hash for b in after]
+    matcher = SequenceMatcher(None, *hashes, autojunk=False)
     parts: list[str] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
-        before, after = old[i1:i2], new[j1:j2]
-        where = (after or before)[0].region_name
-        parts.append(f"{_describe(op, before, after)} in the {where}")
+        was, now = before[i1:i2], after[j1:j2]
+        parts.append(f"{_describe(op, was, now)} in the {(now or was)[0].region_name}")
     if len(parts) > MAX_PARTS:
         parts = [*parts[:MAX_PARTS], f"{len(parts) - MAX_PARTS} more"]
     return "; ".join(parts) or "content changed"

@@ -194,3 +194,15 @@ def test_across_runs_a_menu_entry_on_short_docs_pages_is_template():
     result = compare_runs(fetches(new, "docs"), fetches(old, "docs"))
     assert {k for k, c in result.pages.items() if c.changed} == {"/d1"}
     assert result.template is not None and result.template.regions == ("page body",)
+
+
+def test_a_long_repetitive_difference_is_told_by_counts_not_aligned():
+    from auditor.evidence.blocks import Block
+    from auditor.evidence.change import MAX_ALIGNED
+
+    def repeated(kinds: int) -> list[Block]:  # aligning these is quadratic: minutes at 2,000
+        return [Block(n % kinds, n % kinds, 4, 1, 1, 1, 1) for n in range(2_000)]
+
+    result = compare_blocks(repeated(3), repeated(4))
+    assert result.changed and MAX_ALIGNED < 2_000
+    assert result.summary == "-500 paragraphs, +500 paragraphs in the article body"
