@@ -66,6 +66,9 @@ BLOCK_TAGS = _words(
 LINK_DENSITY = 0.75
 #: Blocks kept per page; the text after the last one is folded into it.
 MAX_BLOCKS = 2_000
+#: Blocks read one by one before the rest of the page's text is read in one piece (a
+#: page of half a million tiny paragraphs costs one regex pass, not half a million).
+_MAX_PENDING = 2 * MAX_BLOCKS
 
 _R = {name: code for code, name in enumerate(REGIONS)}
 _T = {name: code for code, name in enumerate(TAGS)}
@@ -170,6 +173,7 @@ class _Cutter:
         self.largest_boilerplate = MAX_BOILERPLATE_SHARE * lengths(root)
         self.pending: list[tuple[str, _Frame, int]] = []  # raw text, owner, flags
         self.blocks: list[Block] = []
+        self.overflow: list[str] = []  # raw text of the blocks past _MAX_PENDING
         self.texts: list[str] | None = None
 
     def walk(self, page: etree._Element) -> None:
@@ -191,7 +195,11 @@ class _Cutter:
                     flags |= LINK_DENSE
                 if pager and not owner.boilerplate:
                     flags |= _PAGER
-                pending.append((" ".join(pieces).replace("\x00", " "), owner, flags))
+                raw = " ".join(pieces).replace("\x00", " ")
+                if len(pending) < _MAX_PENDING:
+                    pending.append((raw, owner, flags))
+                else:  # past the cap: only its text counts, folded into the last block
+                    self.overflow.append(raw)
             pieces, chars, link_chars, pager = [], 0, 0, False
 
         saved: list[tuple[_Frame, _Frame, bool] | None] = []
@@ -256,9 +264,13 @@ class _Cutter:
             )  # fmt: skip
             self.blocks.append(block)
             kept.append(text)
-        if len(self.blocks) > MAX_BLOCKS:
-            self.blocks[MAX_BLOCKS - 1 :] = [_folded(self.blocks[MAX_BLOCKS - 1 :], kept)]
-            kept[MAX_BLOCKS - 1 :] = ["\n".join(kept[MAX_BLOCKS - 1 :])]
+        rest = (
+            " ".join(_normalise_all(["\n".join(self.overflow)])[0].split()) if self.overflow else ""
+        )
+        if self.blocks and (len(self.blocks) > MAX_BLOCKS or rest):
+            cut = min(len(self.blocks), MAX_BLOCKS - 1)
+            self.blocks[cut:] = [_folded(self.blocks[cut:] or self.blocks[-1:], kept[cut:], rest)]
+            kept[cut:] = ["\n".join([*kept[cut:], rest])]
         self.texts = kept if self.keep_text else None
 
     def _frame(self, element: etree._Element, tag: str, parent: _Frame) -> _Frame:
@@ -334,13 +346,15 @@ def _bag(words: list[str]) -> int:
     return sum(map(zlib.crc32, map(str.encode, words))) & _MASK32
 
 
-def _folded(blocks: list[Block], texts: list[str]) -> Block:
-    """One block standing for ``blocks`` (past MAX_BLOCKS): their texts hashed together."""
+def _folded(blocks: list[Block], texts: list[str], rest: str) -> Block:
+    """One block standing for ``blocks`` (past MAX_BLOCKS) and the ``rest`` of the text
+    (past the pending cap): their texts hashed together, their words summed."""
     first = blocks[0]
+    words = WORD.findall(rest)
     return Block(
-        hash=_text_hash("\n".join(texts[-len(blocks) :])),
-        bag=sum(b.bag for b in blocks) & _MASK32,
-        tokens=sum(b.tokens for b in blocks),
+        hash=_text_hash("\n".join([*texts, rest])),
+        bag=(sum(b.bag for b in blocks) + _bag(words)) & _MASK32,
+        tokens=sum(b.tokens for b in blocks) + len(words),
         path=first.path, region=first.region, tag=first.tag, flags=first.flags,
     )  # fmt: skip
 

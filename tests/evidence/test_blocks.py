@@ -150,6 +150,18 @@ def test_blocks_past_the_cap_fold_into_the_last_and_still_show_an_edit():
     assert first[-1].tokens == 501 * 5  # the last 501 paragraphs, 5 words each
 
 
+def test_text_past_the_pending_cap_is_read_in_one_piece_and_still_shows_an_edit():
+    count = 2 * MAX_BLOCKS + 300  # past the blocks read one by one
+    paragraphs = [f"<p>line {n} at 10:{n % 60:02d}</p>" for n in range(count)]
+    edited = [*paragraphs[:-5], "<p>line edited</p>", *paragraphs[-4:]]
+    retimed = [p.replace(" at 10:", " at 11:") for p in paragraphs]  # clock times: noise
+    trees = [parse_html(_page("".join(v)).encode()) for v in (paragraphs, edited, retimed)]
+    first, second, third = [cut_blocks(t, content_root(t)) for t in trees]
+    assert len(first) == MAX_BLOCKS and first[-1].tokens == (count - MAX_BLOCKS + 1) * 3
+    assert first[-1].hash != second[-1].hash
+    assert first[-1].hash == third[-1].hash
+
+
 def test_every_fingerprint_boilerplate_word_has_a_region():
     from auditor.evidence.segment import _WORD_REGION
 
