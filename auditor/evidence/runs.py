@@ -2,10 +2,11 @@
 
 1. Each run's template is learned from all the pages that run read (per site and per
    sub-sitemap, :mod:`auditor.evidence.template`). A block that is template in one run
-   only came or went with the template (a sidebar entry added between the runs is
-   template in the second): its difference is a template change. A block that is
-   template in both runs did not move with the template: a page that gains or loses it
-   alone changed (a product losing its shared "Colour: green" row).
+   and rare in the other came or went with the template (a sidebar entry added between
+   the runs is template in the second): its difference is a template change. A block
+   that is template in one run and still common in the other did not move with the
+   template: a page that gains or loses it alone changed (a product losing its shared
+   "Colour: green" row).
 2. A difference that shows *identically* on most re-fetched pages (the same block added,
    or removed, on at least ``max(MIN_PAGES, SHARED_SHARE · compared)`` of them) is a
    template change too, even where the template learned from one run missed it.
@@ -123,8 +124,8 @@ def _templates(
     old_blocks: dict[str, tuple[Block, ...]],
     previous: Sequence[Fetch],
 ) -> dict[str, tuple[frozenset[int], frozenset[int]]]:
-    """Per group, the template hashes of either run and those of both runs (a group one
-    run lacks has that run's site template)."""
+    """Per group, the template hashes of either run, and the stable ones: template in one
+    run and common in the other (a group one run lacks has that run's site template)."""
     runs = [
         learn_templates(_grouped(blocks, fetches))
         for blocks, fetches in ((new_blocks, current), (old_blocks, previous))
@@ -133,8 +134,9 @@ def _templates(
     out = {}
     for group in groups:
         (new_site, new_per), (old_site, old_per) = runs
-        now, then = new_per.get(group, new_site).hashes, old_per.get(group, old_site).hashes
-        out[group] = (now | then, now & then)
+        now, then = new_per.get(group, new_site), old_per.get(group, old_site)
+        either = now.hashes | then.hashes
+        out[group] = (either, (now.hashes & then.common) | (then.hashes & now.common))
     return out
 
 

@@ -39,16 +39,21 @@ SLOT_SHARE = 0.5
 
 @dataclass(frozen=True)
 class Template:
-    """The block hashes that are template, and how many pages they were learned from."""
+    """The block hashes that are template, how many pages they were learned from, and the
+    hashes that are *common* (on at least half as many pages as template needs: a block
+    just under the bar in one run's sample is still there, not gone)."""
 
     hashes: frozenset[int]
     pages: int
+    common: frozenset[int] = frozenset()
 
     def __contains__(self, block_hash: object) -> bool:
         return block_hash in self.hashes
 
     def __or__(self, other: Template) -> Template:
-        return Template(self.hashes | other.hashes, max(self.pages, other.pages))
+        return Template(
+            self.hashes | other.hashes, max(self.pages, other.pages), self.common | other.common
+        )
 
 
 NO_TEMPLATE = Template(frozenset(), 0)
@@ -74,7 +79,8 @@ def learn_template(pages: Sequence[Sequence[Block]]) -> Template:
         for (h, path), count in in_slot.items()
         if h in frequent and count >= SLOT_SHARE * slots[path]
     }
-    return Template(frozenset(template), n)
+    common = {h for h, count in on_pages.items() if count >= max(2, need / 2)}
+    return Template(frozenset(template), n, frozenset(common | template))
 
 
 def learn_templates(

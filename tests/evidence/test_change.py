@@ -206,3 +206,23 @@ def test_a_long_repetitive_difference_is_told_by_counts_not_aligned():
     result = compare_blocks(repeated(3), repeated(4))
     assert result.changed and MAX_ALIGNED < 2_000
     assert result.summary == "-500 paragraphs, +500 paragraphs in the article body"
+
+
+def test_a_block_near_the_template_bar_in_both_runs_is_still_content():
+    shared = "<p>Members of the club get a discount on every tool in the shop.</p>"
+
+    def pages(with_shared: set[int]) -> dict[str, str]:
+        return {
+            f"/t{n}": page(
+                title=f"Tool {n}",
+                paragraphs=[f"Tool {n} is a {w} for the garden, sold by the piece."],
+                extra=shared if n in with_shared else "",
+            )
+            for n, w in enumerate("spade rake hoe fork trowel shears saw pump hose can".split())
+        }
+
+    old = pages({0, 1, 2, 3, 4, 5})  # 6 of 10, filling its slot: template in the first run
+    new = pages({0, 1, 2, 3})  # two pages dropped it: 4 of 10 now, under the slot bar
+    result = compare_runs(fetches(new), fetches(old))
+    assert {k for k, c in result.pages.items() if c.changed} == {"/t4", "/t5"}
+    assert result.pages["/t4"].summary == "-1 paragraph in the article body"
