@@ -207,3 +207,11 @@ def test_cut_or_foreign_bytes_decode_to_nothing_never_an_error(blocks, cut):
     assert decode_blocks(data[:cut]) in ((), decode_blocks(data))
     assert decode_blocks(encode_blocks(blocks, version=BLOCKS_VERSION + 1)) == ()
     assert decode_blocks(None) == decode_blocks(b"") == ()
+
+
+def test_the_page_summary_counts_the_blocks():
+    from auditor.evidence.summary import summarize
+    from tests.evidence.helpers import read_fixture
+
+    text = summarize(read_fixture("article.html"))
+    assert "  blocks:         22 (7 of the main content)" in text.splitlines()
