@@ -218,7 +218,9 @@ def test_a_block_near_the_template_bar_in_both_runs_is_still_content():
                 paragraphs=[f"Tool {n} is a {w} for the garden, sold by the piece."],
                 extra=shared if n in with_shared else "",
             )
-            for n, w in enumerate("spade rake hoe fork trowel shears saw pump hose can".split())
+            for n, w in enumerate(
+                ["spade", "rake", "hoe", "fork", "trowel", "shears", "saw", "pump", "hose", "can"]
+            )
         }
 
     old = pages({0, 1, 2, 3, 4, 5})  # 6 of 10, filling its slot: template in the first run
