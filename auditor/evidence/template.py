@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from auditor.evidence.blocks import Block
@@ -90,8 +90,3 @@ def learn_templates(
     sub-sitemap's) joined with the site's."""
     site = learn_template([page for pages in groups.values() for page in pages])
     return site, {name: site | learn_template(pages) for name, pages in groups.items()}
-
-
-def template_blocks(blocks: Iterable[Block], template: Template) -> list[Block]:
-    """The blocks of a page that are template."""
-    return [b for b in blocks if b.hash in template]
