@@ -56,9 +56,6 @@ class Template:
         )
 
 
-NO_TEMPLATE = Template(frozenset(), 0)
-
-
 def learn_template(pages: Sequence[Sequence[Block]]) -> Template:
     """The template of a group of pages (module docstring); none under MIN_PAGES pages."""
     n = len(pages)
