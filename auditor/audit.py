@@ -19,6 +19,7 @@ from auditor.inventory import Inventory, load_inventory
 from auditor.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
+from auditor.scorer.changes import compare_pages
 from auditor.scorer.window import WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
@@ -80,6 +81,8 @@ def audit_site(
     run = _sample(history, inputs, inventory, options, shift, say)
     say(f"scoring {site}")
     observations = [_observe(page, evidence, shift) for page, evidence in run.pages]
+    # each page with its change since the previous run, if it was read then too
+    observations = compare_pages(observations, inputs.previous_pages)
     result = score(replace(inputs, pages=observations))
     problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
     result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems)

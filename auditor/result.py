@@ -16,6 +16,7 @@ from auditor.sampler import SampledPage
 
 __all__ = [
     "MAX_PROBLEMS_KEPT",
+    "NOTE_CODES",
     "REASON_CODES",
     "VERDICTS",
     "AuditResult",
@@ -49,9 +50,14 @@ REASON_CODES = frozenset(
 )
 
 
+#: Notes: what a run observed that explains its figures without deciding a verdict.
+NOTE_CODES = frozenset({"template-change"})
+
+
 @dataclass(frozen=True)
 class Reason:
-    """Why a verdict was given, with the figure behind it."""
+    """Why a verdict was given, with the figure behind it (also the shape of a note, whose
+    code is one of :data:`NOTE_CODES`)."""
 
     code: str
     detail: str
@@ -193,6 +199,7 @@ class ChangeFigures:
     precision_interval: tuple[float, float] | None
     recall_interval: tuple[float, float] | None
     agreement_low: float | None  # Wilson lower bound of (L and C, or neither) / compared
+    template_only: int = 0  # compared pages whose only differences were the site's template
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object (contract keys first)."""
@@ -206,6 +213,7 @@ class ChangeFigures:
             "precision_interval": _interval(self.precision_interval),
             "recall_interval": _interval(self.recall_interval),
             "agreement_low": _rounded(self.agreement_low),
+            "template_only": self.template_only,
         }
 
 
@@ -228,6 +236,7 @@ class AuditResult:
     recheck_days: float | None = None
     finished_at: datetime | None = None
     problems: tuple[dict[str, str], ...] = ()  # the walk's first problems (MAX_PROBLEMS_KEPT)
+    notes: tuple[Reason, ...] = ()  # codes from NOTE_CODES: figures explained, no verdict
 
     @property
     def degraded(self) -> bool:
@@ -254,6 +263,7 @@ class AuditResult:
             "recheck_days": _rounded(self.recheck_days),
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
             "problems": list(self.problems),
+            "notes": [n.to_dict() for n in self.notes],
         }
 
 
@@ -282,6 +292,15 @@ class PageObservation:
     fp_structured: str | None = None
     truncated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    fp_blocks: bytes | None = None  # the page's text blocks (auditor.evidence.blocks)
+    # Against the previous run's fetch of the same page (None when not compared):
+    content_changed: bool | None = None  # its main content changed (template left out)
+    change_share: float | None = None  # share of its main-content words in changed blocks
+    change_distance: int | None = None  # simhash bits that differ
+    change_summary: str | None = None  # where: "+2 paragraphs in the article body"
+    template_changed: bool | None = None  # its template or page frame differed
+    template_regions: str | None = None  # where, comma-separated: "footer, sidebar"
+    change_method: str | None = None  # "blocks", or "exact" (whole-text hash, older fetches)
 
     @property
     def ok(self) -> bool:
@@ -315,6 +334,7 @@ class PageObservation:
             fp_simhash=fp.simhash if fp else None,
             fp_structured=fp.structured if fp else None,
             truncated=evidence.truncated,
+            fp_blocks=(fp.blocks or None) if fp else None,
         )
 
 

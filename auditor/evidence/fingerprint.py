@@ -18,6 +18,11 @@ not move when a dependency is upgraded, and it must be cheap (a few ms a page).
    neutralised: timestamps, clock times, "5 minutes ago", long hex or base64 tokens.
 4. ``exact``: SHA-256 of the text; ``simhash``: 64-bit simhash of 3-word shingles
    (a CJK or Thai character counts as a word: those scripts put no spaces between words).
+5. ``blocks``: the whole body cut into text blocks, each hashed and marked with where it
+   sits (:mod:`auditor.evidence.segment`), so that a comparison across runs can tell
+   which blocks moved and drop those that are the site's template
+   (:mod:`auditor.evidence.template`). ``exact`` and ``simhash`` stay as they were, so
+   fingerprints taken before blocks existed still compare.
 """
 
 from __future__ import annotations
@@ -25,128 +30,89 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 from lxml import etree
 
+from auditor.evidence.blocks import encode_blocks
 from auditor.evidence.model import Fingerprint
+from auditor.evidence.segment import cut_blocks
+from auditor.evidence.text import (
+    BOILERPLATE_ROLES,
+    BOILERPLATE_WORDS,
+    FRAME_TAGS,
+    MAX_BOILERPLATE_SHARE,
+    MIN_ROOT_SHARE,
+    NEVER_CONTENT,
+    PAGE_FRAME,
+    SPLIT,
+    WORD,
+    Lengths,
+    content_root,
+    normalise,
+    visible_length,
+)
 
-__all__ = ["fingerprint_tree", "main_text", "simhash", "simhash_distance", "structured_hash"]
-
-
-def _words(text: str) -> frozenset[str]:
-    """A set of names written as one string, a space between each."""
-    return frozenset(text.split())
+__all__ = [
+    "MIN_ROOT_SHARE",
+    "fingerprint_tree",
+    "main_text",
+    "simhash",
+    "simhash_distance",
+    "structured_hash",
+]
+_WORD = WORD  # the name tests and older callers import
 
 
 SHINGLE_WORDS = 3
-#: Share of the body's text a ``<main>``/``<article>`` needs to be taken as the content root.
-MIN_ROOT_SHARE = 0.1
-#: Boilerplate holding more than this share of the root's text is kept (module docstring).
-MAX_BOILERPLATE_SHARE = 0.5
-NEVER_CONTENT = _words(
-    """
-    script style noscript iframe svg template button select input textarea canvas object
-    embed audio video
-    """
-)
-FRAME_TAGS = _words("nav aside form dialog menu")
-PAGE_FRAME = frozenset({"header", "footer"})
-BOILERPLATE_ROLES = _words(
-    """
-    navigation banner contentinfo complementary search dialog alertdialog menu menubar
-    """
-)
-#: Parts of a class or id (split on ``-``, ``_`` and spaces) that mark boilerplate.
-BOILERPLATE_WORDS = _words(
-    """
-    ad ads adv advert adverts advertisement advertising adslot adunit adsbygoogle gpt
-    dfp banner cookie cookies consent gdpr cmp share sharing sharebar social related
-    recommended recommendations recommend outbrain taboola newsletter subscribe promo
-    sponsored sponsor comments comment disqus popup modal breadcrumb breadcrumbs
-    trending popular mostread
-    """
-)
-_SPLIT = re.compile(r"[\s_\-]+")
-_VOLATILE = re.compile(
-    r"\d{4}-\d\d-\d\d[t ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:z|[+-]\d\d:?\d\d)?"  # timestamps
-    r"|\b\d{1,2}:\d\d(?::\d\d)?(?:\s?[ap]\.?m\.?)?\b"  # clock times
-    r"|\b\d+\s+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?)\s+ago\b"  # relative times
-    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"  # long hex (ids, hashes)
-    r"|\b(?=[a-z0-9+/]*\d)[a-z0-9+/]{24,}={0,2}",  # long base64-like tokens
-)
-_NO_SPACE_SCRIPTS = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = re.compile(rf"[{_NO_SPACE_SCRIPTS}]|[^\W{_NO_SPACE_SCRIPTS}]+")
 _DATE_KEY = re.compile(
     r"date|time|modified|updated|published|created|issued|expires|interaction|count|rating",
     re.IGNORECASE,
 )
-_MAIN = etree.XPath("(//main | //*[@role='main'])[1]")
-_ARTICLES = etree.XPath("//article")
-_BODY = etree.XPath("//body")
 _MASK = (1 << 64) - 1
 
 
 def fingerprint_tree(tree: etree._Element, structured_items: Iterable[Any] = ()) -> Fingerprint:
     """The fingerprint of a parsed page (the tree is not modified)."""
-    text = main_text(tree)
-    words = _WORD.findall(text)
+    lengths = Lengths()
+    root = content_root(tree, lengths)
+    text = _root_text(root, lengths)
+    words = WORD.findall(text)
     return Fingerprint(
         exact=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         simhash=simhash(words),
         structured=structured_hash(structured_items),
         words=len(words),
+        blocks=encode_blocks(cut_blocks(tree, root, lengths)),
     )
 
 
 def main_text(tree: etree._Element) -> str:
     """The page's main text, boilerplate skipped, normalised (module docstring)."""
-    root = _content_root(tree)
+    return _root_text(content_root(tree))
+
+
+def _root_text(root: etree._Element, lengths: Lengths | None = None) -> str:
     inside_article = root.tag == "article" or any(a.tag == "article" for a in root.iterancestors())
-    walk = _Walk(_visible_length(root))
-    raw = " ".join(walk.texts(root, inside_article))
-    text = unicodedata.normalize("NFKC", raw).casefold()
-    text = _VOLATILE.sub(" ", text)
-    return " ".join(text.split())
-
-
-def _content_root(tree: etree._Element) -> etree._Element:
-    body = _BODY(tree)
-    page = body[0] if body else tree
-    least = MIN_ROOT_SHARE * _visible_length(page)
-    for candidate in _MAIN(tree):
-        if _visible_length(candidate) >= least:
-            return candidate
-    sized = [(_visible_length(a), a) for a in _ARTICLES(tree)]
-    if sized:
-        size, article = max(sized, key=lambda pair: pair[0])
-        if size >= least:
-            return article
-    return page
-
-
-def _visible_length(element: etree._Element) -> int:
-    """Characters of text in ``element``, outside scripts, styles and the like."""
-    size = 0
-    for node in element.iter():
-        if node.tag in NEVER_CONTENT or not isinstance(node.tag, str):
-            size += len(node.tail or "") if node is not element else 0
-            continue
-        size += len(node.text or "") + (len(node.tail or "") if node is not element else 0)
-    return size
+    walk = _Walk(lengths or visible_length)
+    return normalise(" ".join(walk.texts(root, inside_article)))
 
 
 class _Walk:
     """The text of a content root in document order, boilerplate subtrees skipped."""
 
-    def __init__(self, root_length: int) -> None:
-        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * root_length
+    def __init__(self, measure: Callable[[etree._Element], int]) -> None:
+        self.measure = measure
+        self.largest_boilerplate = 0.0
 
     def texts(self, root: etree._Element, inside_article: bool) -> Iterator[str]:
         """Texts and tails (a skipped element's tail belongs to its parent, and is kept)."""
+        self.largest_boilerplate = MAX_BOILERPLATE_SHARE * self.measure(root)
+        return self._texts(root, inside_article)
+
+    def _texts(self, root: etree._Element, inside_article: bool) -> Iterator[str]:
         if root.text:
             yield root.text
         stack: list[tuple[Any, bool]] = [(child, inside_article) for child in reversed(root)]
@@ -167,7 +133,7 @@ class _Walk:
             return True
         if not _looks_like_boilerplate(element, in_article):
             return False
-        return _visible_length(element) <= self.largest_boilerplate
+        return self.measure(element) <= self.largest_boilerplate
 
 
 class _Tail:
@@ -192,7 +158,7 @@ def _looks_like_boilerplate(element: etree._Element, in_article: bool) -> bool:
     if attrib.get("role", "").strip().lower() in BOILERPLATE_ROLES:
         return True
     names = f"{attrib.get('class', '')} {attrib.get('id', '')}".lower()
-    return bool(names.strip()) and not BOILERPLATE_WORDS.isdisjoint(_SPLIT.split(names))
+    return bool(names.strip()) and not BOILERPLATE_WORDS.isdisjoint(SPLIT.split(names))
 
 
 def simhash(words: list[str], shingle: int = SHINGLE_WORDS) -> int:

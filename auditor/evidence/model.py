@@ -51,22 +51,29 @@ class Fingerprint:
 
     ``exact`` is the hex SHA-256 of the normalised main text; ``simhash`` a 64-bit
     similarity hash of its word shingles (see ``simhash_distance``); ``structured``
-    the hex SHA-256 of the page's structured data with every date removed.
+    the hex SHA-256 of the page's structured data with every date removed; ``blocks``
+    the page's text blocks in compact form (:mod:`auditor.evidence.blocks`: a hash,
+    word count and place per block), for comparisons that tell template from content.
     """
 
     exact: str
     simhash: int
     structured: str
     words: int
+    blocks: bytes = b""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; the simhash as 16 hex digits (a 64-bit integer overflows JSON numbers
-        in JavaScript)."""
+        in JavaScript); of the blocks, their count and version."""
+        from auditor.evidence.blocks import block_count, blocks_version
+
         return {
             "exact": self.exact,
             "simhash": f"{self.simhash:016x}",
             "structured": self.structured,
             "words": self.words,
+            "blocks": block_count(self.blocks),
+            "blocks_version": blocks_version(self.blocks),
         }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from auditor.evidence.blocks import decode_blocks
 from auditor.evidence.model import DatedValue, PageEvidence
 
 __all__ = ["summarize"]
@@ -22,6 +23,10 @@ def summarize(evidence: PageEvidence) -> str:
     if fp is not None:
         hashes = f"sha256 {fp.exact[:16]}…, simhash {fp.simhash:016x}"
         lines.append(f"  content:        {fp.words:,} words, {hashes}")
+        blocks = decode_blocks(fp.blocks)
+        if blocks:
+            content = sum(b.content for b in blocks)
+            lines.append(f"  blocks:         {len(blocks):,} ({content:,} of the main content)")
     if evidence.truncated:
         lines.append("  truncated at the byte cap")
     if evidence.notes:

@@ -93,8 +93,25 @@ _INITIAL = (
         data BLOB NOT NULL)""",
 )
 
+#: Each sampled page's text blocks (to compare the next run's fetch with, template left
+#: out) and how the page compared with the previous run's fetch. Old rows read as None:
+#: their pages are compared on the whole-text hash, as before.
+_PAGE_CHANGES = (
+    "ALTER TABLE pages ADD COLUMN fp_blocks BLOB",
+    "ALTER TABLE pages ADD COLUMN content_changed INTEGER",
+    "ALTER TABLE pages ADD COLUMN change_share REAL",
+    "ALTER TABLE pages ADD COLUMN change_distance INTEGER",
+    "ALTER TABLE pages ADD COLUMN change_summary TEXT",
+    "ALTER TABLE pages ADD COLUMN template_changed INTEGER",
+    "ALTER TABLE pages ADD COLUMN template_regions TEXT",
+    "ALTER TABLE pages ADD COLUMN change_method TEXT",
+)
+
 #: Every migration, in order; ``PRAGMA user_version`` counts those applied.
-MIGRATIONS: tuple[Migration, ...] = (Migration("0001-initial", _INITIAL),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001-initial", _INITIAL),
+    Migration("0002-page-changes", _PAGE_CHANGES),
+)
 
 
 _VERSION_AND_TABLES = (

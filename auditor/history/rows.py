@@ -12,6 +12,7 @@ from auditor.models import SitemapFile
 from auditor.result import PageObservation, SegmentVerdict
 
 __all__ = [
+    "EXPORT_PAGE_COLUMNS",
     "FILE_COLUMNS",
     "PAGE_COLUMNS",
     "SEGMENT_COLUMNS",
@@ -27,6 +28,8 @@ __all__ = [
 
 FILE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SitemapFile))
 PAGE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(PageObservation))
+#: The pages export leaves out the blocks (binary, for the next comparison only).
+EXPORT_PAGE_COLUMNS: tuple[str, ...] = tuple(c for c in PAGE_COLUMNS if c != "fp_blocks")
 SEGMENT_COLUMNS: tuple[str, ...] = (
     "sitemap",
     "urls",
@@ -45,7 +48,9 @@ _FILE_FLAGS = frozenset({"via_robots", "gzipped", "readable"})
 _PAGE_INSTANTS = frozenset(
     {"fetched_at", "lastmod", "date_modified", "date_published", "http_last_modified"}
 )
-_PAGE_FLAGS = frozenset({"date_modified_credible", "truncated"})
+_PAGE_FLAGS = frozenset(
+    {"date_modified_credible", "truncated", "content_changed", "template_changed"}
+)
 _TWO_64 = 1 << 64
 _TWO_63 = 1 << 63
 

@@ -36,6 +36,15 @@ if TYPE_CHECKING:
 __all__ = ["History"]
 
 _RUN_COLUMNS = "r.id, s.origin, r.started_at, r.finished_at, r.verdict, r.recheck_days"
+#: Runs of a site whose pages keep their text blocks: the next run compares its pages with
+#: the latest run's; older runs keep how their pages compared, not the blocks (about 3 KB
+#: a page).
+KEEP_BLOCKS_RUNS = 2
+_DROP_OLD_BLOCKS = (
+    "UPDATE pages SET fp_blocks = NULL WHERE fp_blocks IS NOT NULL AND run_id IN ("
+    " SELECT id FROM runs WHERE site_id = ? AND id NOT IN ("
+    "  SELECT id FROM runs WHERE site_id = ? ORDER BY started_at DESC, id DESC LIMIT ?))"
+)
 _LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
 
 
@@ -105,6 +114,8 @@ class History:
         The site is created if new. ``result.run_id`` is ignored: the stored JSON carries
         the new id, and ``finished_at`` (now when the result has none). The site's
         ``url_state`` becomes ``entries`` unless a run that started later is already saved.
+        Pages of the site's runs older than its :data:`KEEP_BLOCKS_RUNS` latest lose their
+        text blocks (what they compared to is kept).
         """
         finished = result.finished_at or datetime.now(UTC)
         started = instant_text(result.started_at)
@@ -124,6 +135,7 @@ class History:
             conn.executemany(_INSERT_FILE, _numbered(run_id, file_rows))
             conn.executemany(_INSERT_SEGMENT, _numbered(run_id, segment_rows))
             conn.executemany(_INSERT_PAGE, _numbered(run_id, page_rows))
+            conn.execute(_DROP_OLD_BLOCKS, (site_id, site_id, KEEP_BLOCKS_RUNS))
             self._replace_state(site_id, run_id, started, len(entries), state)
         return run_id
 

@@ -7,7 +7,7 @@ from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
 from auditor.history.records import SiteRecord
-from auditor.history.rows import PAGE_COLUMNS, SEGMENT_COLUMNS, unsigned64
+from auditor.history.rows import EXPORT_PAGE_COLUMNS, SEGMENT_COLUMNS, unsigned64
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,7 +26,7 @@ _SEGMENTS = (
 )
 _PAGES = (
     "SELECT p.run_id, s.origin AS site, "
-    + ", ".join(f"p.{name}" for name in PAGE_COLUMNS)
+    + ", ".join(f"p.{name}" for name in EXPORT_PAGE_COLUMNS)
     + " FROM pages p JOIN runs r ON r.id = p.run_id JOIN sites s ON s.id = r.site_id"
     " ORDER BY r.started_at, p.run_id, p.position"
 )
@@ -47,7 +47,7 @@ _INSTANTS = frozenset(
         "due_at",
     }
 )
-_FLAGS = frozenset({"date_modified_credible", "truncated"})
+_FLAGS = frozenset({"date_modified_credible", "truncated", "content_changed", "template_changed"})
 
 
 def table_frame(name: str, rows: Sequence[Any], columns: Sequence[str]) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from auditor.report.data import (
     ReportData,
     history_points,
     lastmod_by_month,
+    page_change,
     sample_points,
     short_name,
     top_shared_values,
@@ -47,7 +48,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(short=short_name, pct=_pct)
+    env.globals.update(short=short_name, pct=_pct, change=page_change)
     return env
 
 

@@ -20,6 +20,7 @@ from auditor.result import (
     SampleFigures,
     SegmentVerdict,
 )
+from auditor.scorer.changes import template_notes
 from auditor.scorer.doubt import segment_status
 from auditor.scorer.stats import wilson
 from auditor.scorer.tally import Tally
@@ -72,6 +73,7 @@ def score(inputs: ScoreInputs) -> AuditResult:
         segments=tuple(segments),
         previous_verdict=inputs.previous_verdict,
         recheck_days=_site_recheck(segments, site),
+        notes=template_notes(inputs.pages, inputs.previous_pages),
     )
 
 
@@ -179,6 +181,7 @@ def _change_figures(site: Tally) -> ChangeFigures:
         precision_interval=precision,
         recall_interval=recall,
         agreement_low=agreement[0] if agreement else None,
+        template_only=site.template_only,
     )
 
 

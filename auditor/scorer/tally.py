@@ -15,6 +15,7 @@ from auditor.evidence.credibility import (
     RENDER_TIME_WINDOW,
 )
 from auditor.result import PageObservation
+from auditor.scorer.changes import compare_pages, is_compared
 
 __all__ = ["Tally", "tally_pages"]
 
@@ -51,6 +52,7 @@ class Tally:
     changed: int = 0  # C: main content changed
     advanced: int = 0  # L: lastmod moved forward
     both: int = 0  # L and C
+    template_only: int = 0  # compared pages where only the site's template differed
     interval_days: list[float] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
@@ -59,7 +61,7 @@ class Tally:
             "requested", "fetched", "skipped_robots", "with_date_modified", "agree",
             "disagree", "render_time", "compared", "changed", "advanced", "both",
             "with_last_modified", "last_modified_agree", "skipped_overloaded",
-            "skipped_time_budget",
+            "skipped_time_budget", "template_only",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors_seconds += other.errors_seconds
@@ -84,7 +86,11 @@ class Tally:
 def tally_pages(
     current: Sequence[PageObservation], previous: Iterable[PageObservation] = ()
 ) -> dict[str, Tally]:
-    """One tally per sub-sitemap from this run's pages and the previous run's."""
+    """One tally per sub-sitemap from this run's pages and the previous run's (pages not yet
+    compared with their previous fetch are compared here: :mod:`auditor.scorer.changes`)."""
+    previous = list(previous)
+    if previous and not is_compared(current):
+        current = compare_pages(current, previous)
     earlier = {p.loc: p for p in previous if p.ok}
     shared = _shared_last_modified(current)
     tallies: dict[str, Tally] = {}
@@ -169,11 +175,17 @@ def _count_last_modified(tally: Tally, page: PageObservation) -> None:
 
 
 def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -> None:
+    """Main content changed (C) against lastmod advanced (L). C is the comparison's, where
+    the site's template is left out; pages compared before it existed use the exact hash."""
     if before.fp_exact is None or now.fp_exact is None:
         return
     if _too_coarse(before, now):
         return  # lastmod's precision cannot show a change made since the previous fetch
-    changed = before.fp_exact != now.fp_exact
+    if now.content_changed is not None:
+        changed = now.content_changed
+        tally.template_only += not changed and bool(now.template_changed)
+    else:
+        changed = before.fp_exact != now.fp_exact
     advanced = now.lastmod is not None and (before.lastmod is None or now.lastmod > before.lastmod)
     tally.compared += 1
     tally.changed += changed

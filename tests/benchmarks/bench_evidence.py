@@ -5,8 +5,11 @@ Run by hand, never by pytest:  python3 tests/benchmarks/bench_evidence.py [--rep
 Reads the 110 real news pages of ``../shared/corpus/html/fundus`` (decompressed once, before
 timing) and prints, per stage, the median, p99 and max milliseconds per page over every page
 and repetition: the lxml parse (the floor: no reading of a page can be faster), structured
-dates (JSON-LD, microdata, OpenGraph, meta), RDFa (the opt-in extra), the fingerprint, and the
-whole ``read_page``.
+dates (JSON-LD, microdata, OpenGraph, meta), RDFa (the opt-in extra), the fingerprint (its
+blocks included), the block cut alone, the whole ``read_page``; then the comparison across
+runs, template learning included (:func:`auditor.evidence.compare_runs` of the 110 pages
+against themselves, in groups of 50 as a sample would be: its time per page), and
+``read_page`` plus that share: one page's evidence, all told.
 """
 
 from __future__ import annotations
@@ -26,9 +29,16 @@ sys.path.insert(0, str(ROOT))
 
 from auditor.evidence.fingerprint import fingerprint_tree  # noqa: E402
 from auditor.evidence.page import parse_html, read_page  # noqa: E402
+from auditor.evidence.runs import Fetch, compare_runs  # noqa: E402
+from auditor.evidence.segment import cut_blocks  # noqa: E402
 from auditor.evidence.structured import read_structured  # noqa: E402
+from auditor.evidence.text import content_root  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
+#: The shared corpus beside the checkout (``../shared``), or beside a worktree's parent.
+CORPUS = next(
+    (p / "shared" / "corpus" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared").is_dir()),
+    ROOT.parent / "shared" / "corpus",
+)
 
 
 def _pages() -> list[tuple[str, bytes]]:
@@ -37,7 +47,9 @@ def _pages() -> list[tuple[str, bytes]]:
     return [(r["url"], gzip.decompress((CORPUS / r["local_file"]).read_bytes())) for r in rows]
 
 
-STAGES = ("parse", "structured", "rdfa", "fingerprint", "read_page")
+STAGES = ("parse", "structured", "rdfa", "fingerprint", "blocks", "read_page")
+#: Pages compared across runs at once (a sample of 50, as ``auditor audit`` takes).
+GROUP = 50
 
 
 def _timed(fn: Callable[..., object], *args: object, **kwargs: object) -> float:
@@ -54,8 +66,23 @@ def _one_page(url: str, html: bytes, now: datetime) -> dict[str, float]:
         "structured": structured,
         "rdfa": _timed(read_structured, tree, urls=[url], html=html) - structured,
         "fingerprint": _timed(fingerprint_tree, tree),
+        "blocks": _timed(lambda: cut_blocks(tree, content_root(tree))),
         "read_page": _timed(read_page, html, url=url, headers={}, status=200, fetched_at=now),
     }
+
+
+def _comparison_per_page(pages: list[tuple[str, bytes]], now: datetime) -> list[float]:
+    """Milliseconds per page of comparing runs (template learning included), per group."""
+    fetches = []
+    for url, html in pages:
+        fp = read_page(html, url=url, headers={}, status=200, fetched_at=now).fingerprint
+        assert fp is not None
+        fetches.append(Fetch(url, url.split("/")[2], fp.exact, fp.simhash, fp.blocks))
+    per_page = []
+    for start in range(0, len(fetches), GROUP):
+        group = fetches[start : start + GROUP]
+        per_page.append(_timed(compare_runs, group, group) / len(group))
+    return per_page
 
 
 def main() -> int:
@@ -68,10 +95,15 @@ def main() -> int:
     pages = _pages()
     now = datetime.now(UTC)
     stages: dict[str, list[float]] = {name: [] for name in STAGES}
+    comparison: list[float] = []
     for _ in range(args.repeat):
         for url, html in pages:
             for name, ms in _one_page(url, html, now).items():
                 stages[name].append(ms)
+        comparison += _comparison_per_page(pages, now)
+    share = statistics.fmean(comparison)
+    stages["across runs"] = comparison
+    stages["all told"] = [ms + share for ms in stages["read_page"]]
     print(f"{len(pages)} pages x {args.repeat}, ms per page")
     for name, values in stages.items():
         values.sort()

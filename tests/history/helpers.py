@@ -127,6 +127,14 @@ def pages(site: str = "https://example.com") -> list[PageObservation]:
         fp_simhash=BIG_SIMHASH,
         fp_structured="cd" * 32,
         extra={"attempts": 2, "note": "ünïcode"},
+        fp_blocks=b"\x01\x00\x00\x00\x00\xff binary, as kept",
+        content_changed=True,
+        change_share=0.125,
+        change_distance=9,
+        change_summary="+2 paragraphs in the article body",
+        template_changed=True,
+        template_regions="footer, sidebar",
+        change_method="blocks",
     )
     render_time = replace(
         credible,
@@ -139,6 +147,11 @@ def pages(site: str = "https://example.com") -> list[PageObservation]:
         fp_simhash=7,
         truncated=True,
         extra={},
+        fp_blocks=None,
+        content_changed=False,
+        change_share=0.0,
+        change_summary="template only: footer",
+        template_regions="footer",
     )
     failed = PageObservation(f"{site}/b", f"{site}/news.xml", "older", at, error="timeout")
     return [credible, render_time, failed]

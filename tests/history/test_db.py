@@ -9,7 +9,9 @@ import pytest
 
 from auditor.errors import AuditorError, HistoryError
 from auditor.history import MIGRATIONS, History, default_db_path
-from tests.history.helpers import save
+from tests.history.helpers import pages, save
+
+NAMES = ("0001-initial", "0002-page-changes")
 
 
 def _snapshot(path: Path) -> dict[str, bytes]:
@@ -25,7 +27,7 @@ def _migrations(path: Path) -> list[tuple[str, str]]:
 def test_a_new_database_gets_every_migration_recorded(tmp_path):
     path = tmp_path / "h.sqlite3"
     with History.open(path) as history:
-        assert history.applied == tuple(m.name for m in MIGRATIONS) == ("0001-initial",)
+        assert history.applied == tuple(m.name for m in MIGRATIONS) == NAMES
         pragmas = {
             name: history._conn.execute(f"PRAGMA {name}").fetchone()[0]
             for name in ("journal_mode", "foreign_keys", "synchronous", "busy_timeout")
@@ -37,7 +39,7 @@ def test_a_new_database_gets_every_migration_recorded(tmp_path):
             "busy_timeout": 30_000,
         }
         assert history._conn.isolation_level is None
-    assert [name for name, _ in _migrations(path)] == ["0001-initial"]
+    assert [name for name, _ in _migrations(path)] == list(NAMES)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
 
@@ -61,7 +63,7 @@ def test_a_newer_schema_is_refused_and_left_unchanged(tmp_path):
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     conn.close()
     before = _snapshot(path)
-    with pytest.raises(HistoryError, match=r"newer auditor \(schema 2, this one knows 1\)"):
+    with pytest.raises(HistoryError, match=r"newer auditor \(schema 3, this one knows 2\)"):
         History.open(path)
     assert _snapshot(path) == before
 
@@ -109,7 +111,7 @@ def test_an_empty_file_is_a_new_database(tmp_path):
     path = tmp_path / "h.sqlite3"
     path.touch()
     with History.open(path) as history:
-        assert history.applied == ("0001-initial",)
+        assert history.applied == NAMES
 
 
 def test_a_folder_where_the_file_should_be_is_a_history_error(tmp_path):
@@ -145,3 +147,38 @@ def test_the_default_path_honours_xdg_data_home(tmp_path, monkeypatch):
         assert default_db_path() == expected
     monkeypatch.delenv("XDG_DATA_HOME")
     assert default_db_path() == expected
+
+
+def _old_database(path: Path) -> None:
+    """A history as auditor wrote it before page changes were kept: one run, one page."""
+    from auditor.history.db import MIGRATIONS as ALL
+
+    with sqlite3.connect(path) as conn:
+        for statement in ALL[0].statements:
+            conn.execute(statement)
+        conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+        conn.execute("INSERT INTO schema_migrations VALUES ('0001-initial', '2026-01-01')")
+        conn.execute("INSERT INTO sites VALUES (1, 'https://example.com', '2026-01-01')")
+        conn.execute(
+            "INSERT INTO runs VALUES (1, 1, '2026-01-01T00:00:00.000000+00:00',"
+            " '2026-01-01T00:01:00.000000+00:00', 'inconclusive', NULL, '{}')"
+        )
+        conn.execute(
+            "INSERT INTO pages (run_id, position, loc, sitemap, stratum, fetched_at, fp_exact,"
+            " truncated, extra) VALUES (1, 0, 'https://example.com/a', 'https://example.com/s.xml',"
+            " 'newest', '2026-01-01T00:00:30.000000+00:00', 'ab', 0, '{}')"
+        )
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+
+
+def test_an_old_history_is_migrated_and_its_pages_read_without_blocks(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    _old_database(path)
+    with History.open(path) as history:
+        assert history.applied == ("0002-page-changes",)
+        (old,) = history.pages(1)
+        assert old.fp_exact == "ab" and old.fp_blocks is None and old.content_changed is None
+        run_id = save(history)
+        assert history.pages(run_id) == pages()
+    assert [name for name, _ in _migrations(path)] == list(NAMES)

@@ -198,3 +198,14 @@ def test_a_closed_history_raises_history_error(tmp_path):
     history.close()
     with pytest.raises(HistoryError):
         history.runs()
+
+
+def test_only_the_latest_runs_keep_their_pages_blocks(history):
+    runs = [save(history, started=STARTED + timedelta(days=d)) for d in range(3)]
+    kept = {run: history.pages(run)[0].fp_blocks for run in runs}
+    assert kept[runs[0]] is None  # the oldest: its blocks dropped, how it compared kept
+    assert kept[runs[1]] == kept[runs[2]] == pages()[0].fp_blocks
+    assert history.pages(runs[0])[0].change_summary == pages()[0].change_summary
+    other = save(history, "https://other.example")  # another site's runs are its own
+    assert history.pages(other)[0].fp_blocks is not None
+    assert history.pages(runs[1])[0].fp_blocks is not None

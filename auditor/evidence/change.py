@@ -1,0 +1,240 @@
+"""Did a page's main content change between two fetches? How much, and where?
+
+Two fetches of a page are compared block by block (:mod:`auditor.evidence.blocks`):
+blocks in both are unchanged; of the others, those that are the site's template (in
+either run), page frame (navigation, footer, related links...) or outside the content
+root are *template* differences; the rest are content differences. The page changed
+when the content differences change its words: their bags of words (order-free
+sums) differ, so a page re-cut by a new theme with the same words reads unchanged,
+while a one-letter typo fix reads changed. That is the threshold: after the template
+and the frame are removed, no difference in words is noise (real pages fetched twice,
+and across template-only edits, leave none), and any threshold above one word would
+miss typo fixes (see the evolutions in ``fixtures/evolutions``).
+
+A listing page (more link text than prose among its content) is compared on its links
+too: its links are its content.
+
+Pages with no blocks on one side (fetched before blocks existed, or by another
+:data:`~auditor.evidence.blocks.BLOCKS_VERSION`) fall back to the whole-text ``exact``
+hash, as before.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Container, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from auditor.evidence.blocks import REGIONS, Block, word_hash
+from auditor.evidence.text import WORD
+
+__all__ = ["PageChange", "compare_blocks", "compare_exact", "summarise_content"]
+
+_MASK32 = 0xFFFFFFFF
+#: Parts named in one summary.
+MAX_PARTS = 3
+#: Blocks aligned at most, after the common start and end (difflib is quadratic at worst).
+MAX_ALIGNED = 300
+
+
+@dataclass(frozen=True)
+class PageChange:
+    """How one page differs between two fetches.
+
+    ``changed``: its main content changed; ``share``: the share of its main-content words
+    in blocks that changed (0 to 1; None when only whole-text hashes could be compared);
+    ``summary``: where, in words ("+2 paragraphs in the article body", "price 19.90 →
+    24.90", "template only: footer"); ``template_regions``: where its template or page
+    frame differed; ``method``: ``blocks`` or ``exact`` (the whole-text fallback).
+    """
+
+    changed: bool
+    share: float | None
+    summary: str
+    template_regions: tuple[str, ...] = ()
+    method: str = "blocks"
+
+    @property
+    def template_changed(self) -> bool:
+        """Template or page-frame blocks differed."""
+        return bool(self.template_regions)
+
+
+def compare_exact(old_exact: str, new_exact: str) -> PageChange:
+    """The fallback: whole main-text hashes only."""
+    changed = old_exact != new_exact
+    summary = "main text changed (whole-text hash)" if changed else "unchanged"
+    return PageChange(changed, None, summary, method="exact")
+
+
+def compare_blocks(
+    old: Sequence[Block],
+    new: Sequence[Block],
+    template: Container[int] = frozenset(),
+    stable: Container[int] = frozenset(),
+) -> PageChange:
+    """Compare two fetches of a page (module docstring). ``template`` holds the hashes of
+    the site's template blocks (learned from either run); ``stable`` those of them that
+    were template in *both* runs: the template did not change there, so such a block
+    gained or lost by this page alone (a shared "Colour: green" row of a product's specs,
+    a common price) is this page's own edit, and counts when it is content."""
+
+    def counts(block: Block) -> bool:
+        if block.hash in template and block.hash not in stable:
+            return False
+        return block.content or (listing and block.links)
+
+    removed, added = _differences(old, new)
+    listing = _is_listing(old, template) or _is_listing(new, template)
+    gone, came = [b for b in removed if counts(b)], [b for b in added if counts(b)]
+    frame = [b for b in (*removed, *added) if not counts(b)]
+    regions = tuple(sorted({b.region_name for b in frame}, key=REGIONS.index))
+    if _same_words(gone, came):
+        summary = "template only: " + ", ".join(regions) if regions else "unchanged"
+        if gone or came:
+            summary = "same words, new markup" + (f"; {summary}" if regions else "")
+        return PageChange(False, 0.0, summary, regions)
+    moved_ids = {id(b) for b in (*gone, *came)}
+    before = [b for b in old if counts(b) and (b.hash not in template or id(b) in moved_ids)]
+    after = [b for b in new if counts(b) and (b.hash not in template or id(b) in moved_ids)]
+    total = sum(b.tokens for b in before) + sum(b.tokens for b in after)
+    moved = sum(b.tokens for b in gone) + sum(b.tokens for b in came)
+    summary = summarise_content(before, after)
+    return PageChange(True, round(moved / total, 4) if total else 1.0, summary, regions)
+
+
+def _differences(old: Sequence[Block], new: Sequence[Block]) -> tuple[list[Block], list[Block]]:
+    """Blocks of ``old`` not in ``new`` and of ``new`` not in ``old`` (as multisets).
+
+    Copies are matched first with their place (same text, same region and marks), then on
+    their text alone: a block whose text is both in the article and in the header is
+    removed from where it went missing, while a block a new theme moved out of the
+    content root is no difference at all."""
+    old_left, new_left = _unmatched(old, new, _placed)
+    return _unmatched(old_left, new_left, _text)
+
+
+def _placed(block: Block) -> tuple[int, int, int]:
+    return block.hash, block.region, block.flags
+
+
+def _text(block: Block) -> int:
+    return block.hash
+
+
+def _unmatched(
+    old: Sequence[Block], new: Sequence[Block], key: Callable[[Block], object]
+) -> tuple[list[Block], list[Block]]:
+    spare = Counter(map(key, new))
+    spare.subtract(map(key, old))
+    removed = _take(old, Counter({k: -c for k, c in spare.items() if c < 0}), key)
+    added = _take(new, Counter({k: c for k, c in spare.items() if c > 0}), key)
+    return removed, added
+
+
+def _take(
+    blocks: Sequence[Block], wanted: Counter[object], key: Callable[[Block], object]
+) -> list[Block]:
+    taken = []
+    for block in reversed(blocks):  # a repeated block: its last copies are the extra ones
+        k = key(block)
+        if wanted[k] > 0:
+            wanted[k] -= 1
+            taken.append(block)
+    return taken[::-1]
+
+
+def _is_listing(blocks: Sequence[Block], template: Container[int]) -> bool:
+    prose = sum(b.tokens for b in blocks if b.content and b.hash not in template)
+    links = sum(b.tokens for b in blocks if b.links and b.hash not in template)
+    return links > prose
+
+
+def _same_words(gone: Sequence[Block], came: Sequence[Block]) -> bool:
+    if sum(b.tokens for b in gone) != sum(b.tokens for b in came):
+        return False
+    return sum(b.bag for b in gone) & _MASK32 == sum(b.bag for b in came) & _MASK32
+
+
+def summarise_content(old: Sequence[Block], new: Sequence[Block]) -> str:
+    """Where two sequences of content blocks differ, in words: "+2 paragraphs in the
+    article body", "1 paragraph edited", "price 19.90 → 24.90". The sequences are aligned
+    (difflib) once their common start and end are set aside; a middle longer than
+    :data:`MAX_ALIGNED` blocks is told by counts only (aligning it could take minutes)."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start].hash == new[start].hash:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end].hash == new[-1 - end].hash:
+        end += 1
+    before, after = old[start : len(old) - end], new[start : len(new) - end]
+    if max(len(before), len(after)) > MAX_ALIGNED:
+        gone, came = _differences(before, after)
+        where = (came or gone or after or before)[0].region_name
+        counts = [f"-{_count(gone)}"] * bool(gone) + [f"+{_count(came)}"] * bool(came)
+        return f"{', '.join(counts) or 'blocks reordered'} in the {where}"
+    hashes = [b.hash for b in before], [b.hash for b in after]
+    matcher = SequenceMatcher(None, *hashes, autojunk=False)
+    parts: list[str] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        was, now = before[i1:i2], after[j1:j2]
+        parts.append(f"{_describe(op, was, now)} in the {(now or was)[0].region_name}")
+    if len(parts) > MAX_PARTS:
+        parts = [*parts[:MAX_PARTS], f"{len(parts) - MAX_PARTS} more"]
+    return "; ".join(parts) or "content changed"
+
+
+def _describe(op: str, before: Sequence[Block], after: Sequence[Block]) -> str:
+    if op == "insert":
+        return "+" + _count(after)
+    if op == "delete":
+        return "-" + _count(before)
+    if len(before) == len(after) == 1:
+        numbers = _number_change(before[0], after[0])
+        return numbers or f"1 {before[0].tag_name} edited"
+    if [b.tag for b in before] == [b.tag for b in after]:
+        return f"{_count(before)} edited"
+    return f"{_count(before)} rewritten as {_count(after)}"
+
+
+def _count(blocks: Sequence[Block]) -> str:
+    tags = Counter(b.tag_name for b in blocks)
+    return ", ".join(f"{n} {tag if n == 1 else _plural(tag)}" for tag, n in tags.most_common())
+
+
+def _plural(tag: str) -> str:
+    return {"quote": "quotes", "code block": "code blocks"}.get(tag, tag + "s")
+
+
+def _number_change(old: Block, new: Block) -> str | None:
+    """``price 19.90 → 24.90`` or ``12,400 → 12,450 residents`` when only numbers changed
+    between two versions of a block."""
+    if not old.numbers or len(old.numbers) != len(new.numbers):
+        return None
+    if _without_numbers(old) != _without_numbers(new):
+        return None
+    changes = [
+        " ".join(w for w in (_context(before), f"{a} → {b}", _context(after)) if w)
+        for (before, a, after), (_, b, _) in zip(old.numbers, new.numbers, strict=True)
+        if a != b
+    ]
+    return ", ".join(changes[:2]) or None
+
+
+#: Words beside a number too plain to name it ("on 12 March" reads "12 → 19 march").
+_PLAIN = frozenset(
+    {"the", "a", "an", "of", "on", "in", "at", "to", "for", "is", "was", "are", "has", "had",
+     "by", "from", "with", "and", "or", "its", "per"}
+)  # fmt: skip
+
+
+def _context(word: str) -> str:
+    return "" if word in _PLAIN else word
+
+
+def _without_numbers(block: Block) -> int:
+    numeric = sum(word_hash(w) for _, number, _ in block.numbers for w in WORD.findall(number))
+    return (block.bag - numeric) & _MASK32

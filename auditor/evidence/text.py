@@ -1,0 +1,123 @@
+"""Rules on page text shared by the fingerprint and the block cutter: which element is the
+content root, what is never text, which names mark page frame, how text is normalised."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from lxml import etree
+
+__all__ = [
+    "BOILERPLATE_ROLES",
+    "BOILERPLATE_WORDS",
+    "FRAME_TAGS",
+    "MAX_BOILERPLATE_SHARE",
+    "MIN_ROOT_SHARE",
+    "NEVER_CONTENT",
+    "PAGE_FRAME",
+    "SPLIT",
+    "VOLATILE",
+    "WORD",
+    "Lengths",
+    "content_root",
+    "normalise",
+    "visible_length",
+]
+
+
+def _words(text: str) -> frozenset[str]:
+    """A set of names written as one string, a space between each."""
+    return frozenset(text.split())
+
+
+#: Share of the body's text a ``<main>``/``<article>`` needs to be taken as the content root.
+MIN_ROOT_SHARE = 0.1
+#: Boilerplate holding more than this share of the root's text is kept (module docstring).
+MAX_BOILERPLATE_SHARE = 0.5
+NEVER_CONTENT = _words(
+    """
+    script style noscript iframe svg template button select input textarea canvas object
+    embed audio video
+    """
+)
+FRAME_TAGS = _words("nav aside form dialog menu")
+PAGE_FRAME = frozenset({"header", "footer"})
+BOILERPLATE_ROLES = _words(
+    """
+    navigation banner contentinfo complementary search dialog alertdialog menu menubar
+    """
+)
+#: Parts of a class or id (split on ``-``, ``_`` and spaces) that mark boilerplate.
+BOILERPLATE_WORDS = _words(
+    """
+    ad ads adv advert adverts advertisement advertising adslot adunit adsbygoogle gpt
+    dfp banner cookie cookies consent gdpr cmp share sharing sharebar social related
+    recommended recommendations recommend outbrain taboola newsletter subscribe promo
+    sponsored sponsor comments comment disqus popup modal breadcrumb breadcrumbs
+    trending popular mostread
+    """
+)
+SPLIT = re.compile(r"[\s_\-]+")
+VOLATILE = re.compile(
+    r"\d{4}-\d\d-\d\d[t ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:z|[+-]\d\d:?\d\d)?"  # timestamps
+    r"|\b\d{1,2}:\d\d(?::\d\d)?(?:\s?[ap]\.?m\.?)?\b"  # clock times
+    r"|\b\d+\s+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?)\s+ago\b"  # relative times
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"  # long hex (ids, hashes)
+    r"|\b(?=[a-z0-9+/]*\d)[a-z0-9+/]{24,}={0,2}",  # long base64-like tokens
+)
+_NO_SPACE_SCRIPTS = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+WORD = re.compile(rf"[{_NO_SPACE_SCRIPTS}]|[^\W{_NO_SPACE_SCRIPTS}]+")
+_MAIN = etree.XPath("(//main | //*[@role='main'])[1]")
+_ARTICLES = etree.XPath("//article")
+_BODY = etree.XPath("//body")
+
+
+def content_root(tree: etree._Element, lengths: Lengths | None = None) -> etree._Element:
+    """The first ``<main>``/``[role=main]``, else the longest ``<article>``, else ``<body>``; a
+    candidate holding less than ``MIN_ROOT_SHARE`` of the body's text is passed over."""
+    measure = lengths or visible_length
+    body = _BODY(tree)
+    page = body[0] if body else tree
+    least = MIN_ROOT_SHARE * measure(page)
+    for candidate in _MAIN(tree):
+        if measure(candidate) >= least:
+            return candidate
+    sized = [(measure(a), a) for a in _ARTICLES(tree)]
+    if sized:
+        size, article = max(sized, key=lambda pair: pair[0])
+        if size >= least:
+            return article
+    return page
+
+
+def visible_length(element: etree._Element) -> int:
+    """Characters of text in ``element``, outside scripts, styles and the like."""
+    size = 0
+    for node in element.iter():
+        if node.tag in NEVER_CONTENT or not isinstance(node.tag, str):
+            size += len(node.tail or "") if node is not element else 0
+            continue
+        size += len(node.text or "") + (len(node.tail or "") if node is not element else 0)
+    return size
+
+
+class Lengths:
+    """:func:`visible_length` remembered per element of one page: the fingerprint and the
+    block cut measure the same root, candidates and boilerplate."""
+
+    def __init__(self) -> None:
+        self._known: dict[etree._Element, int] = {}
+
+    def __call__(self, element: etree._Element) -> int:
+        known = self._known.get(element)
+        if known is None:
+            known = self._known[element] = visible_length(element)
+        return known
+
+
+def normalise(raw: str) -> str:
+    """NFKC, case-folded, volatile tokens removed, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", raw).casefold()
+    text = VOLATILE.sub(" ", text)
+    return " ".join(text.split())
