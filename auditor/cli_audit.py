@@ -62,8 +62,14 @@ def _add_sampling(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=DEFAULT_SAMPLE,
         metavar="N",
-        help=f"pages fetched per site and run, re-verification panel included "
-        f"(default {DEFAULT_SAMPLE}: enough comparisons to reach the trust bar in one run)",
+        help=f"pages fetched per site and run at most, re-verification panel included "
+        f"(default {DEFAULT_SAMPLE}: enough comparisons to reach the trust bar in one run); "
+        "a sub-sitemap stops being sampled once its verdict is decided",
+    )
+    parser.add_argument(
+        "--full-sample",
+        action="store_true",
+        help="fetch the whole --sample budget: no sub-sitemap stops early once decided",
     )
     parser.add_argument(
         "--delay",
@@ -185,6 +191,7 @@ def _options(args: argparse.Namespace) -> AuditOptions:
         sample=SampleOptions(
             sample=args.sample,
             delay=args.delay,
+            sequential=not args.full_sample,
             http=HttpOptions(
                 timeout=args.timeout, contact=args.contact, retries=0, accept=PAGE_ACCEPT
             ),

@@ -38,21 +38,23 @@ class Outcome:
         return [path for path, page in self.manifest["pages"].items() if page["changed"] is changed]
 
 
-def audit(origin: str, db: Path, out: Path) -> dict:
+def audit(origin: str, db: Path, out: Path, *, full: bool = True) -> dict:
+    # the whole budget: every page of the site is compared, not only until a verdict
     command = ["audit", origin, "--db", str(db), "--delay", "0", "--sample", "40"]
+    command += ["--full-sample"] if full else []
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         assert main([*command, "--json", "--out", str(out)]) == 0
     return json.loads(printed.getvalue())
 
 
-def run_evolution(name: str, folder: Path) -> Outcome:
+def run_evolution(name: str, folder: Path, *, full: bool = True) -> Outcome:
     site = FIXTURES / "evolutions" / name
     db = folder / f"{name}.sqlite3"
     with LoopbackServer(root=site / "v1") as server:
-        first = audit(server.origin, db, folder / "reports")
+        first = audit(server.origin, db, folder / "reports", full=full)
         server.root = site / "v2"
-        second = audit(server.origin, db, folder / "reports")
+        second = audit(server.origin, db, folder / "reports", full=full)
         origin = server.origin
     with History.open(db) as history:
         pages = {p.loc.removeprefix(origin): p for p in history.pages(second["run_id"])}
@@ -152,7 +154,7 @@ def test_the_pages_export_carries_each_change(outcomes, tmp_path):
     outcome = outcomes["handmade-site"]
     with History.open(outcome.db) as history:
         export_tables(history, "json", tmp_path)
-    rows = [json.loads(line) for line in (tmp_path / "pages.json").read_text().splitlines()]
+    rows = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
     second = [r for r in rows if r["run_id"] == outcome.second["run_id"]]
     edited = [r for r in second if r["content_changed"] is True]
     assert len(edited) == len(outcome.truth(True))
@@ -161,3 +163,15 @@ def test_the_pages_export_carries_each_change(outcomes, tmp_path):
         assert row["change_method"] == "blocks" and row["change_distance"] > 0
     assert {r["template_regions"] for r in second if r["content_changed"] is False} == {"page body"}
     assert "fp_blocks" not in rows[0]
+
+
+@pytest.mark.parametrize("name", ["wordpress-blog", "shop"])
+def test_sequential_sampling_reads_the_changes_the_same_way(tmp_path, name):
+    """The default audit stops sampling once decided: the pages it did compare are read
+    as the full sample reads them, and the accurate site is trusted all the same."""
+    outcome = run_evolution(name, tmp_path, full=False)
+    truth = {path: page["changed"] for path, page in outcome.manifest["pages"].items()}
+    compared = {p: page for p, page in outcome.pages.items() if page.content_changed is not None}
+
+    assert compared and all(page.content_changed is truth[p] for p, page in compared.items())
+    assert outcome.second["verdict"] == "trusted", outcome.second["reasons"]
