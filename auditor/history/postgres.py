@@ -82,6 +82,7 @@ class PostgresDatabase(Database):
         except BaseException:
             self.conn.close()
             raise
+        self._schema_oid = oid
         self.lock_key = (_LOCK_CLASS << 32) | oid
 
     def _connect(self, url: str) -> psycopg.Connection[Any]:
@@ -139,7 +140,7 @@ class PostgresDatabase(Database):
             relations = self._raw(
                 "SELECT relname, oid FROM pg_class WHERE relnamespace = %s"
                 " AND relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY relname",
-                (self.lock_key & 0xFFFFFFFF,),
+                (self._schema_oid,),
             )
             names = [str(name) for name, _ in relations]
             oids = dict(relations)
@@ -214,8 +215,13 @@ class PostgresDatabase(Database):
     # -- schema --------------------------------------------------------------------
 
     def version(self) -> int:
+        # pg_class read with this statement's snapshot, not to_regclass: a name look-up
+        # may answer from a cache made before the lock was granted (a migration that
+        # another process committed meanwhile would go unseen).
         found = self._raw(
-            "SELECT to_regclass(%s) IS NOT NULL", (self._qualified("schema_migrations"),)
+            "SELECT count(*) FROM pg_class WHERE relnamespace = %s"
+            " AND relname = 'schema_migrations'",
+            (self._schema_oid,),
         )
         if not found[0][0]:
             return 0
@@ -236,7 +242,7 @@ class PostgresDatabase(Database):
         rows = self._raw(
             "SELECT relname FROM pg_class WHERE relnamespace = %s AND relkind IN ('r', 'p')"
             " AND relname <> 'schema_migrations' ORDER BY relname",
-            (self.lock_key & 0xFFFFFFFF,),
+            (self._schema_oid,),
         )
         return [str(name) for (name,) in rows]
 
