@@ -46,8 +46,9 @@ _cursor_names = count(1)
 
 @lru_cache(maxsize=256)
 def placeholders(sql: str) -> str:
-    """``?`` placeholders as psycopg's ``%s`` (and ``%`` as ``%%``), quoted text kept."""
-    return _MARKS.sub(lambda m: {"?": "%s", "%": "%%"}.get(m.group(), m.group()), sql)
+    """``?`` placeholders as psycopg's ``%s`` (a ``?`` in quoted text is kept), and every
+    ``%`` as ``%%`` (psycopg reads them even in quoted text)."""
+    return _MARKS.sub(lambda m: {"?": "%s"}.get(m.group(), m.group().replace("%", "%%")), sql)
 
 
 def postgres_ddl(statement: str) -> str:
