@@ -58,6 +58,13 @@ def postgres_ddl(statement: str) -> str:
     return _WORDS.sub(lambda m: _TYPES.get(m.group().upper(), m.group()), statement)
 
 
+def _without_nul(row: Sequence[Any]) -> Sequence[Any]:
+    """PostgreSQL text cannot hold NUL: a hostile page's NUL is kept as U+FFFD."""
+    if not any(isinstance(value, str) and "\x00" in value for value in row):
+        return row
+    return [v.replace("\x00", "\ufffd") if isinstance(v, str) else v for v in row]
+
+
 def _driver() -> Any:
     try:
         import psycopg
@@ -199,7 +206,7 @@ class PostgresDatabase(Database):
         )
         with self.translated(), self.conn.cursor() as cursor, cursor.copy(statement) as copy:
             for row in rows:
-                copy.write_row(row)
+                copy.write_row(_without_nul(row))
 
     @contextmanager
     def write(self) -> Iterator[None]:

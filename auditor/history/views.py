@@ -89,7 +89,7 @@ def _sqlite_figure(name: str) -> str:
 
 
 def _postgresql_figure(name: str) -> str:
-    return f"CAST(CAST(r.result AS jsonb) #>> '{{changes,{name}}}' AS double precision)"
+    return f"CAST(CAST(r.result AS json) #>> '{{changes,{name}}}' AS double precision)"
 
 
 def _both(template: str, figures: bool) -> Dialects:

@@ -23,3 +23,16 @@ def db_url(backend: str, tmp_path, request: pytest.FixtureRequest) -> str:
         return str(tmp_path / "history.sqlite3")
     server = request.getfixturevalue("postgres_server")
     return str(server.new_database(WRITER))
+
+
+@pytest.fixture
+def new_db(tmp_path, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """``new_db("sqlite")`` or ``new_db("postgresql")``: where another new history goes."""
+    made = iter(range(1000))
+
+    def make(kind: str) -> str:
+        if kind == "sqlite":
+            return str(tmp_path / f"history-{next(made)}.sqlite3")
+        return str(request.getfixturevalue("postgres_server").new_database(WRITER))
+
+    return make
