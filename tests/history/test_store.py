@@ -198,3 +198,12 @@ def test_a_closed_history_raises_history_error(db_url):
     history.close()
     with pytest.raises(HistoryError):
         history.runs()
+
+
+def test_a_nul_from_a_hostile_page_does_not_stop_the_save(history):
+    hostile = replace(pages()[0], etag='"a\x00b"', error="bad\x00header")
+    run_id = history.save_run(result(), files=files(), entries=entries(), pages=[hostile])
+    (back,) = history.pages(run_id)
+    kept = "\x00" if history.dialect == "sqlite" else "\ufffd"  # PostgreSQL text has no NUL
+    assert (back.etag, back.error) == (f'"a{kept}b"', f"bad{kept}header")
+    assert back == replace(hostile, etag=back.etag, error=back.error)
