@@ -7,26 +7,30 @@ interrupted audit leaves no trace and never harms an earlier run.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from auditor.dispersion import analyse
 from auditor.errors import UsageError
-from auditor.inventory import load_inventory
+from auditor.evidence import PageEvidence, mark_shared_date_modified
+from auditor.inventory import Inventory, load_inventory
 from auditor.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
-from auditor.sampler import SampleOptions, sample_site
-from auditor.scorer import ScoreInputs, score
+from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
+from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
+from auditor.scorer.window import WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
 
 if TYPE_CHECKING:
     from auditor.history import History
 
-__all__ = ["AuditOptions", "audit_site", "site_of"]
+__all__ = ["AuditOptions", "Clock", "audit_site", "site_of"]
 
 Progress = Callable[[str], None]
+#: What time it is: an aware datetime.
+Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,10 @@ class AuditOptions:
     walk: WalkOptions = field(default_factory=WalkOptions)
     sample: SampleOptions = field(default_factory=SampleOptions)
     seed: int | None = None  # the sample's seed; None: derived from the site's origin
+    #: What time it is; None: the real clock. Every instant the run records (its start and
+    #: end, when each sitemap and page was fetched) is on this clock, shifted from the
+    #: real one by the same amount: the demo's runs are days apart on a simulated clock.
+    clock: Clock | None = None
 
 
 def site_of(target: str) -> tuple[str, Target]:
@@ -62,51 +70,103 @@ def audit_site(
     options = options or AuditOptions()
     say = on_progress or (lambda _message: None)
     site, walk_target = site_of(target)
-    started = datetime.now(UTC)
-    previous_run = history.latest_run(site)
-    previous_entries = history.latest_entries(site) if previous_run else None
-    previous_pages = history.latest_pages(site) if previous_run else []
+    real = datetime.now(UTC)
+    started = options.clock() if options.clock else real
+    shift = started - real  # zero on the real clock
 
     say(f"walking {walk_target.value}")
-    inventory = load_inventory(walk_target, options.walk)
-    dispersion = analyse(inventory, previous_entries)
-    panel = [p.loc for p in previous_pages if p.ok]
+    inventory = _shifted(load_inventory(walk_target, options.walk), shift)
+    inputs = _score_inputs(history, site, started, inventory)
+    run = _sample(history, inputs, inventory, options, shift, say)
+    say(f"scoring {site}")
+    observations = [_observe(page, evidence, shift) for page, evidence in run.pages]
+    result = score(replace(inputs, pages=observations))
+    problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
+    result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems)
+    run_id = history.save_run(
+        result, files=inventory.files, entries=inventory.entries, pages=observations
+    )
+    return replace(result, run_id=run_id)
+
+
+def _score_inputs(
+    history: History, site: str, started: datetime, inventory: Inventory
+) -> ScoreInputs:
+    """What the scorer reads, from the walk and the site's history; no pages yet."""
+    previous_run = history.latest_run(site)
+    previous_entries = history.latest_entries(site) if previous_run else None
+    past_runs = _past_runs(history, site)
+    return ScoreInputs(
+        site=site,
+        started_at=started,
+        inventory=inventory.summary(),
+        readable=inventory.readable,
+        dispersion=analyse(inventory, previous_entries),
+        pages=[],
+        previous_pages=list(past_runs[0].pages) if past_runs else [],
+        previous_verdict=previous_run.verdict if previous_run else None,
+        past_runs=past_runs,
+    )
+
+
+def _sample(
+    history: History,
+    inputs: ScoreInputs,
+    inventory: Inventory,
+    options: AuditOptions,
+    shift: timedelta,
+    say: Progress,
+) -> SampleRun:
+    """Sample the site's pages, sequentially: the scorer says which sub-sitemaps are
+    decided on the pages fetched so far."""
     budget = min(options.sample.sample, len(inventory.entries))
     done = [0]
 
     def page_done(_page: object, _fetched: object) -> None:
         done[0] += 1
-        say(f"sampled {done[0]} of {budget} pages")
+        say(f"sampled {done[0]} of up to {budget} pages")
 
-    say(f"sampling {budget} pages of {len(inventory.entries):,}")
-    run = sample_site(
-        site,
+    say(f"sampling up to {budget} pages of {len(inventory.entries):,}")
+    return sample_site(
+        inputs.site,
         inventory.entries,
         options.sample,
-        seed=_seed(site, len(history.runs(site)), options.seed),
-        panel=panel,
+        seed=_seed(inputs.site, len(history.runs(inputs.site)), options.seed),
+        panel=[p.loc for p in inputs.previous_pages if p.ok],
         on_page=page_done,
+        judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
     )
-    say(f"scoring {site}")
-    observations = [PageObservation.of(page, evidence) for page, evidence in run.pages]
-    result = score(
-        ScoreInputs(
-            site=site,
-            started_at=started,
-            inventory=inventory.summary(),
-            readable=inventory.readable,
-            dispersion=dispersion,
-            pages=observations,
-            previous_pages=previous_pages,
-            previous_verdict=previous_run.verdict if previous_run else None,
-        )
-    )
-    problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
-    result = replace(result, finished_at=datetime.now(UTC), problems=problems)
-    run_id = history.save_run(
-        result, files=inventory.files, entries=inventory.entries, pages=observations
-    )
-    return replace(result, run_id=run_id)
+
+
+def _past_runs(history: History, site: str) -> list[PastRun]:
+    """The site's runs a verdict may weigh, newest first, with their pages."""
+    recent = history.runs(site)[-WINDOW_RUNS:]
+    return [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in reversed(recent)]
+
+
+def _shifted(inventory: Inventory, shift: timedelta) -> Inventory:
+    """The inventory with its files' fetch times on the audit's clock."""
+    if not shift:
+        return inventory
+    files = tuple(replace(f, fetched_at=f.fetched_at + shift) for f in inventory.files)
+    return replace(inventory, files=files)
+
+
+def _observe(page: SampledPage, evidence: PageEvidence, shift: timedelta) -> PageObservation:
+    """What history keeps of a sampled page, its fetch time on the audit's clock."""
+    observation = PageObservation.of(page, evidence)
+    if shift:
+        observation = replace(observation, fetched_at=observation.fetched_at + shift)
+    return observation
+
+
+def _observed(
+    pages: Sequence[tuple[SampledPage, PageEvidence]], shift: timedelta
+) -> list[PageObservation]:
+    """The pages fetched so far as the scorer reads them (a dateModified shared across
+    them marked, as it will be at the end)."""
+    evidence = mark_shared_date_modified([e for _, e in pages])
+    return [_observe(p, e, shift) for (p, _), e in zip(pages, evidence, strict=True)]
 
 
 def _seed(site: str, runs_so_far: int, base: int | None) -> int:

@@ -24,6 +24,7 @@ __all__ = [
     "Reason",
     "SampleFigures",
     "SegmentVerdict",
+    "WindowFigures",
 ]
 
 #: Walk problems kept in a result (the inventory counts them all).
@@ -62,6 +63,41 @@ class Reason:
 
 
 @dataclass(frozen=True)
+class WindowFigures:
+    """The evidence a sub-sitemap's verdict weighed: this run's pooled with that of the
+    recent runs (each page's newest credible-date comparison once; every across-runs
+    comparison of every pair of consecutive runs)."""
+
+    runs: int  # runs whose evidence counted, this one included
+    with_date_modified: int
+    agree: int
+    disagree: int
+    with_last_modified: int
+    last_modified_agree: int
+    compared: int
+    changed: int
+    consistent: int  # compared pages where lastmod told the truth
+    date_agreement_low: float | None  # Wilson 95% lower bound, credible dates
+    change_agreement_low: float | None  # Wilson 95% lower bound, across runs
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object."""
+        return {
+            "runs": self.runs,
+            "with_date_modified": self.with_date_modified,
+            "agree": self.agree,
+            "disagree": self.disagree,
+            "with_last_modified": self.with_last_modified,
+            "last_modified_agree": self.last_modified_agree,
+            "compared": self.compared,
+            "changed": self.changed,
+            "consistent": self.consistent,
+            "date_agreement_low": _rounded(self.date_agreement_low),
+            "change_agreement_low": _rounded(self.change_agreement_low),
+        }
+
+
+@dataclass(frozen=True)
 class SegmentVerdict:
     """The verdict on one sub-sitemap, with its own figures."""
 
@@ -76,6 +112,8 @@ class SegmentVerdict:
     lastmod_advanced: int = 0
     change_rate: float | None = None  # estimated changes per page per day
     recheck_days: float | None = None
+    requested: int = 0  # pages of this sub-sitemap asked for in this run
+    window: WindowFigures | None = None  # the evidence weighed, recent runs included
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: the contract's keys first."""
@@ -92,6 +130,8 @@ class SegmentVerdict:
             "lastmod_advanced": self.lastmod_advanced,
             "change_rate": _rounded(self.change_rate),
             "recheck_days": _rounded(self.recheck_days),
+            "requested": self.requested,
+            "window": self.window.to_dict() if self.window else None,
         }
 
 

@@ -1,7 +1,9 @@
 """The demo: simulated sites on 127.0.0.1, each audited twice with a change in between.
 
 ``auditor demo`` runs it: no network beyond loopback, reports and a fleet index
-written under ``reports/demo/``.
+written under ``reports/demo/``. Each site lives on a simulated clock shared by its
+server and its audits: the second run is :data:`DEMO_GAP` after the first in the
+history, as a weekly re-verification would be, and lands at about the real time.
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from auditor.audit import AuditOptions, audit_site
+from auditor.demo.clock import SimulatedClock
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.errors import UsageError
@@ -19,10 +23,12 @@ from auditor.history import History
 from auditor.report import DEMO_DIR, load_report_data, write_fleet_index, write_site_report
 from auditor.sampler import SampleOptions
 
-__all__ = ["DEMO_DIR", "DemoRow", "demo_sites", "fresh_demo_history", "run_demo"]
+__all__ = ["DEMO_DIR", "DEMO_GAP", "DemoRow", "demo_sites", "fresh_demo_history", "run_demo"]
 
 #: The demo's sites are local: no delay between requests is needed to be polite.
 DEMO_OPTIONS = AuditOptions(sample=SampleOptions(sample=50, delay=0.0))
+#: Simulated time between a demo site's two audits (the default re-verification interval).
+DEMO_GAP = timedelta(days=7)
 #: The demo's history carries this SQLite application id ("demo"): the demo replaces
 #: a database only when it carries the mark, so a user's history is never deleted.
 DEMO_APPLICATION_ID = 0x64656D6F
@@ -40,14 +46,16 @@ class DemoRow:
     report: Path
 
 
-def demo_sites() -> dict[str, SimulatedSite]:
-    """Every behaviour as a site of its own, plus one mixing two behaviours."""
+def demo_sites(start: datetime | None = None) -> dict[str, SimulatedSite]:
+    """Every behaviour as a site of its own, plus one mixing two behaviours; their
+    virtual clocks at ``start`` (by default, in the past as :class:`SimulatedSite`'s)."""
+    clock = {} if start is None else {"clock": start}
     sites = {
-        name: SimulatedSite(name, {"pages": behaviour}, seed=i)
+        name: SimulatedSite(name, {"pages": behaviour}, seed=i, **clock)
         for i, (name, behaviour) in enumerate(BEHAVIOURS.items())
     }
     sections = {"products": BEHAVIOURS["generation-time"], "blog": BEHAVIOURS["accurate-jsonld"]}
-    sites["mixed"] = SimulatedSite("mixed", sections, seed=len(sites))
+    sites["mixed"] = SimulatedSite("mixed", sections, seed=len(sites), **clock)
     return sites
 
 
@@ -100,12 +108,16 @@ def run_demo(
     origins: their ports are new each time)."""
     database = fresh_demo_history(folder) if db is None else db
     rows, slugs = [], {}
+    start = datetime.now(UTC) - DEMO_GAP  # the second runs land at about the real time
     with History.open(database) as history:
-        for name, site in demo_sites().items():
-            with SiteServer(site) as server:
-                options = replace(DEMO_OPTIONS, seed=site.seed)  # the same sample every time
+        for name, site in demo_sites(start).items():
+            clock = SimulatedClock(start)
+            with SiteServer(site, clock.now) as server:
+                # the same sample every time, on the site's clock
+                options = replace(DEMO_OPTIONS, seed=site.seed, clock=clock.now)
                 first = audit_site(server.origin, history, options)
-                site.tick()
+                clock.advance(DEMO_GAP)
+                site.tick(DEMO_GAP)
                 second = audit_site(server.origin, history, options)
             report = write_site_report(load_report_data(history, server.origin), folder / name)
             slugs[server.origin] = name

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
@@ -20,10 +22,15 @@ class _Quiet(ThreadingHTTPServer):
 
 
 class SiteServer:
-    """One simulated site on its own loopback port, served from a thread."""
+    """One simulated site on its own loopback port, served from a thread.
 
-    def __init__(self, site: SimulatedSite) -> None:
+    ``clock`` tells the time the site lives in (its generation-time lastmods, render-time
+    dates and ``Date`` headers); the real clock by default.
+    """
+
+    def __init__(self, site: SimulatedSite, clock: Callable[[], datetime] | None = None) -> None:
         self.site = site
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.requests: list[str] = []
         handler = _handler_for(self)
         self._httpd = _Quiet(("127.0.0.1", 0), handler)
@@ -33,7 +40,7 @@ class SiteServer:
 
     def respond(self, path: str) -> tuple[int, str, str]:
         """(status, content type, body) for a path, as the site would answer it."""
-        now = datetime.now(UTC).replace(microsecond=0)
+        now = self.clock().replace(microsecond=0)
         site, origin = self.site, self.origin
         path = unquote(path.split("?", 1)[0])
         if path == "/robots.txt":
@@ -75,6 +82,10 @@ def _handler_for(server: SiteServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def date_time_string(self, timestamp: float | None = None) -> str:
+            moment = server.clock().timestamp() if timestamp is None else timestamp
+            return formatdate(moment, usegmt=True)
 
         def log_message(self, *args: object) -> None:
             pass

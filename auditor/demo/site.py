@@ -1,9 +1,10 @@
 """Simulated sites, one lastmod behaviour each, whose pages change when told to.
 
-A site keeps a virtual clock in the past (so nothing it says is in the future)
-and a state per page: when it was created, when its content last changed (and
-its version), when its lastmod was last bumped. :meth:`SimulatedSite.tick`
-moves the clock on by a few days and changes some pages, as time passing would.
+A site keeps a virtual clock (by default in the past, so nothing it says is in the
+future; the demo starts it at its simulated clock's time) and a state per page: when
+it was created, when its content last changed (and its version), when its lastmod
+was last bumped. :meth:`SimulatedSite.tick` moves the clock on by a few days (or the
+step given) and changes some pages, as time passing would.
 How the sitemap and the pages report those facts is the site's behaviour.
 """
 
@@ -119,18 +120,18 @@ class SimulatedSite:
                 self.pages[path] = PageState(path, section, _whole(created), _whole(modified))
         self._rng = rng
 
-    def tick(self) -> list[str]:
-        """Time passes: some pages change (and some lastmods are bumped). Returns the
-        paths whose content changed."""
-        start, self.clock = self.clock, self.clock + TICK
+    def tick(self, step: timedelta = TICK) -> list[str]:
+        """Time passes (``step``): some pages change (and some lastmods are bumped), each
+        at a moment within the step. Returns the paths whose content changed."""
+        start, self.clock = self.clock, self.clock + step
         changed = []
         for page in self.pages.values():
             if self._rng.random() < CHANGE_SHARE:
-                page.modified = _whole(start + TICK * self._rng.random())
+                page.modified = _whole(start + step * self._rng.random())
                 page.version += 1
                 changed.append(page.path)
             if self._rng.random() < BUMP_SHARE:
-                page.bumped = _whole(start + TICK * self._rng.random())
+                page.bumped = _whole(start + step * self._rng.random())
         return changed
 
     # -- what the site serves ------------------------------------------------------------

@@ -3,11 +3,17 @@
 On a site's first run every page is fresh. On a later run a panel of pages
 sampled before comes first (so a change between runs can be observed), then
 fresh pages fill the rest of the budget.
+
+Two ways to spend the budget: :func:`choose_sample` picks it all at once (fixed
+sampling); :class:`SequentialPlan` picks one page at a time and gives each pick to a
+sub-sitemap whose verdict is still open, so a sub-sitemap stops being sampled once its
+verdict is decided and one condemned by its lastmod values alone gets a small confirming
+sample only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -17,7 +23,15 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DEFAULT_SAMPLE", "SampledPage", "choose_sample"]
+__all__ = [
+    "CONDEMNED",
+    "DECIDED",
+    "DEFAULT_SAMPLE",
+    "OPEN",
+    "SampledPage",
+    "SequentialPlan",
+    "choose_sample",
+]
 
 #: Pages fetched per run by default. The scorer trusts agreement when the Wilson 95%
 #: lower bound reaches 0.8: that takes 16 agreeing comparisons with none against, or
@@ -34,6 +48,17 @@ NEWEST_SHARE = 0.5
 #: On a later run, at most this share of the budget re-fetches the panel; fresh pages
 #: take the rest, so new comparisons keep coming.
 PANEL_SHARE = 0.6
+#: A sub-sitemap's sampling status, as the scorer tells it while a run samples: its
+#: lastmod values alone condemn it, its pages decided its verdict, or it is still open.
+CONDEMNED = "condemned"
+DECIDED = "decided"
+OPEN = "open"
+#: Pages a condemned sub-sitemap gets: enough to show in the report what its pages say
+#: (their dateModified, their changes), while nothing they say can change the verdict.
+CONFIRM_CONDEMNED = 3
+#: Candidates kept per sub-sitemap, per page of budget: room for pages that turn out not
+#: to be requested (robots.txt, another host) without reading the whole sub-sitemap.
+QUEUE_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -89,11 +114,17 @@ def _stratified(
     sitemaps = frame["sitemap"].astype(str).to_numpy()[rows]
     names, sizes = np.unique(sitemaps, return_counts=True)
     picks = _allocate(sizes, budget)
+    lastmods = _lastmods(frame)
     chosen: list[tuple[int, str]] = []
     for name, k in zip(names, picks, strict=True):
         if k:
-            chosen += _within_segment(frame, rows[sitemaps == name], int(k), rng)
+            chosen += _within_segment(lastmods, rows[sitemaps == name], int(k), rng)
     return chosen
+
+
+def _lastmods(frame: pd.DataFrame) -> np.ndarray:
+    """The lastmod column as ``datetime64[s]`` (NaT where undated)."""
+    return frame["lastmod"].to_numpy(dtype="datetime64[s]")
 
 
 def _allocate(sizes: np.ndarray, budget: int) -> np.ndarray:
@@ -122,9 +153,9 @@ def _allocate(sizes: np.ndarray, budget: int) -> np.ndarray:
 
 
 def _within_segment(
-    frame: pd.DataFrame, rows: np.ndarray, k: int, rng: np.random.Generator
+    lastmods: np.ndarray, rows: np.ndarray, k: int, rng: np.random.Generator
 ) -> list[tuple[int, str]]:
-    lastmod = frame["lastmod"].to_numpy(dtype="datetime64[s]")[rows]
+    lastmod = lastmods[rows]
     dated_mask = ~np.isnat(lastmod)
     dated, undated = rows[dated_mask], rows[~dated_mask]
     undated_k = round(k * len(undated) / len(rows))
@@ -156,3 +187,101 @@ def _page(frame: pd.DataFrame, row: int, stratum: str) -> SampledPage:
         None if precision is None or precision != precision else str(precision),
         stratum,
     )
+
+
+class SequentialPlan:
+    """Which page to fetch next, one at a time, so the budget goes where doubt is.
+
+    Each sub-sitemap has a queue of candidates in the order they should be fetched: its
+    panel pages and its fresh pages interleaved (:data:`PANEL_SHARE` panel), the fresh
+    ones stratified (newest, older, undated) so that any first few are a fair sample.
+    Each pick goes to a sub-sitemap that is not decided: first every one gets
+    :data:`MIN_PER_SEGMENT` pages, then the one furthest below its share by size. A
+    condemned sub-sitemap stops at :data:`CONFIRM_CONDEMNED` pages, a decided one at
+    once. ``budget`` counts pages requested over HTTP; pages never requested (robots.txt)
+    do not spend it, and at most ``budget`` of them are looked at.
+    """
+
+    def __init__(
+        self, entries: pd.DataFrame, budget: int, *, seed: int, panel: Iterable[str] = ()
+    ) -> None:
+        self.budget = budget
+        self.requested = 0
+        self.skipped = 0
+        self._frame = entries.reset_index(drop=True)
+        self._queues, self._sizes = _queues(self._frame, budget, seed, list(panel))
+        self._next = dict.fromkeys(self._queues, 0)
+        self._taken = dict.fromkeys(self._queues, 0)
+
+    def next_page(self, status: Mapping[str, str]) -> SampledPage | None:
+        """The next page to fetch given each sub-sitemap's status (missing: open), or None
+        when the budget is spent or no sub-sitemap needs more pages."""
+        if self.requested >= self.budget or self.skipped >= self.budget:
+            return None
+        wanting = [name for name in self._queues if self._wants(name, status.get(name, OPEN))]
+        if not wanting:
+            return None
+        name = min(wanting, key=self._priority)
+        row, stratum = self._queues[name][self._next[name]]
+        self._next[name] += 1
+        return _page(self._frame, row, stratum)
+
+    def record(self, page: SampledPage, *, requested: bool) -> None:
+        """Count a page returned by :meth:`next_page` once it was fetched (or not)."""
+        self._taken[page.sitemap] += 1
+        if requested:
+            self.requested += 1
+        else:
+            self.skipped += 1
+
+    def _wants(self, name: str, status: str) -> bool:
+        if self._next[name] >= len(self._queues[name]) or status == DECIDED:
+            return False
+        return status != CONDEMNED or self._taken[name] < CONFIRM_CONDEMNED
+
+    def _priority(self, name: str) -> tuple[bool, float, int, str]:
+        """Below its floor first, then the smallest share of its size taken, larger first."""
+        taken, size = self._taken[name], self._sizes[name]
+        return taken >= min(MIN_PER_SEGMENT, size), taken / size, -size, name
+
+
+def _queues(
+    frame: pd.DataFrame, budget: int, seed: int, panel: list[str]
+) -> tuple[dict[str, list[tuple[int, str]]], dict[str, int]]:
+    """Each sub-sitemap's candidates (row, stratum) in fetching order, and its size."""
+    if budget <= 0 or frame.empty:
+        return {}, {}
+    rng = np.random.default_rng(seed)
+    names, codes, sizes = np.unique(
+        frame["sitemap"].astype(str).to_numpy(), return_inverse=True, return_counts=True
+    )
+    by_segment = np.split(np.argsort(codes, kind="stable"), np.cumsum(sizes)[:-1])
+    panel_rows: list[list[int]] = [[] for _ in names]
+    for row in _rows_of(frame, panel):
+        panel_rows[codes[row]].append(row)
+    lastmods, length = _lastmods(frame), QUEUE_FACTOR * budget
+    queues = {}
+    for i, name in enumerate(names):
+        own_panel = [(row, "panel") for row in panel_rows[i][:length]]
+        fresh_rows = np.setdiff1d(by_segment[i], np.array(panel_rows[i], dtype=np.int64))
+        k = min(len(fresh_rows), length - len(own_panel))
+        fresh = _within_segment(lastmods, fresh_rows, k, rng) if k > 0 else []
+        strata = [[c for c in fresh if c[1] == s] for s in ("newest", "older", "undated")]
+        fresh = _interleave(strata, [len(s) for s in strata])
+        queues[str(name)] = _interleave([own_panel, fresh], [PANEL_SHARE, 1 - PANEL_SHARE])
+    return queues, {str(n): int(s) for n, s in zip(names, sizes, strict=True)}
+
+
+def _interleave(groups: list[list[tuple[int, str]]], weights: list[float]) -> list[tuple[int, str]]:
+    """The groups merged so that every prefix holds each in about its weight's share (a
+    group that runs out leaves the rest to the others)."""
+    merged: list[tuple[int, str]] = []
+    taken = [0] * len(groups)
+    live = [i for i, group in enumerate(groups) if group and weights[i] > 0]
+    while live:
+        i = min(live, key=lambda j: ((taken[j] + 1) / weights[j], j))
+        merged.append(groups[i][taken[i]])
+        taken[i] += 1
+        if taken[i] == len(groups[i]):
+            live.remove(i)
+    return merged

@@ -1,9 +1,15 @@
-"""One sampling run over a site: robots.txt, the sample, the fetches, the counts."""
+"""One sampling run over a site: robots.txt, the sample, the fetches, the counts.
+
+Fixed sampling fetches a sample chosen at once. Sequential sampling (given a ``judge``
+that tells, from the pages fetched so far, which sub-sitemaps are decided) fetches one
+page at a time where the verdict is still open, and stops early when every sub-sitemap
+is decided: a clear-cut site costs fewer requests than the budget, an unclear one all.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -11,7 +17,7 @@ import numpy as np
 
 from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
-from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample
+from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, SequentialPlan, choose_sample
 from auditor.sampler.fetch import (
     PAGE_MAX_BYTES,
     STOPPED,
@@ -25,12 +31,15 @@ from auditor.sampler.robots import RobotsPolicy, fetch_robots
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SampleOptions", "SampleRun", "sample_site"]
+__all__ = ["Judge", "SampleOptions", "SampleRun", "sample_site"]
 
 #: Candidates looked at per missing page when topping up after robots.txt skips.
 _TOP_UP_POOL = 20
 
 PageCallback = Callable[[SampledPage, FetchedPage], None]
+#: From the pages fetched so far, each sub-sitemap's status (choose.CONDEMNED, DECIDED,
+#: OPEN; a sub-sitemap not named is open).
+Judge = Callable[[Sequence[tuple[SampledPage, PageEvidence]]], Mapping[str, str]]
 #: Reasons a page was never requested.
 NOT_REQUESTED = frozenset({"robots", "off-site", "not-http"}) | STOPPED
 _log = logging.getLogger(__name__)
@@ -47,6 +56,7 @@ class SampleOptions:
     #: Seconds the page fetches may take in all; None: ``sampling_budget(sample, delay)``
     #: with the larger of ``delay`` and the site's Crawl-delay.
     time_budget: float | None = None
+    sequential: bool = True  # with a judge: stop sampling a sub-sitemap once it is decided
     http: HttpOptions = field(default_factory=lambda: HttpOptions(retries=0, accept=PAGE_ACCEPT))
 
 
@@ -94,13 +104,15 @@ def sample_site(
     client: HttpClient | None = None,
     pacer: HostPacer | None = None,
     on_page: PageCallback | None = None,
+    judge: Judge | None = None,
 ) -> SampleRun:
     """Choose and fetch a polite sample of ``site``'s pages from its inventory entries.
 
     Pages robots.txt disallows are skipped (never requested) and counted; as long as
-    the budget allows, allowed pages of the same sub-sitemaps take their place. When
-    the host is given up (it kept answering 429/503) or the time budget is spent, the
-    remaining pages are recorded as not requested, with that reason (``stopped``).
+    the budget allows, allowed pages of the same sub-sitemaps take their place. With a
+    ``judge`` (and ``options.sequential``), pages are chosen one at a time where doubt is.
+    When the host is given up (it kept answering 429/503) or the time budget is spent,
+    sampling stops and the pages not asked for say why (``stopped``).
     """
     options = options or SampleOptions()
     http = replace(options.http, accept=PAGE_ACCEPT)
@@ -117,18 +129,55 @@ def sample_site(
             max_bytes=options.max_bytes,
             time_budget=_time_budget(options, robots),
         )
-        chosen = choose_sample(entries, options.sample, seed=seed, panel=panel)
-        pages = _fetch_all(fetcher, chosen, options.rdfa, on_page)
-        skipped = sum(e.error == "robots" for _, e in pages)
-        if skipped and robots.rule == "parsed" and _stopped(pages) is None:
-            extra = _replacements(entries, robots, {p.loc for p, _ in pages}, skipped, seed)
-            pages += _fetch_all(fetcher, extra, options.rdfa, on_page)
+        if judge is not None and options.sequential:
+            plan = SequentialPlan(entries, options.sample, seed=seed, panel=panel)
+            pages = _fetch_sequential(fetcher, plan, judge, options.rdfa, on_page)
+        else:
+            pages = _fetch_fixed(fetcher, entries, options, seed, panel, on_page)
         evidence = mark_shared_date_modified([e for _, e in pages])
         chosen_pages = [p for p, _ in pages]
         return SampleRun(robots, tuple(zip(chosen_pages, evidence, strict=True)), fetcher.requests)
     finally:
         if own_client:
             client.close()
+
+
+def _fetch_fixed(
+    fetcher: PageFetcher,
+    entries: pd.DataFrame,
+    options: SampleOptions,
+    seed: int,
+    panel: Iterable[str],
+    on_page: PageCallback | None,
+) -> list[tuple[SampledPage, PageEvidence]]:
+    """The whole sample chosen at once, then robots.txt skips replaced."""
+    chosen = choose_sample(entries, options.sample, seed=seed, panel=panel)
+    pages = _fetch_all(fetcher, chosen, options.rdfa, on_page)
+    skipped = sum(e.error == "robots" for _, e in pages)
+    if skipped and fetcher.robots.rule == "parsed" and _stopped(pages) is None:
+        extra = _replacements(entries, fetcher.robots, {p.loc for p, _ in pages}, skipped, seed)
+        pages += _fetch_all(fetcher, extra, options.rdfa, on_page)
+    return pages
+
+
+def _fetch_sequential(
+    fetcher: PageFetcher,
+    plan: SequentialPlan,
+    judge: Judge,
+    rdfa: bool,
+    on_page: PageCallback | None,
+) -> list[tuple[SampledPage, PageEvidence]]:
+    """One page at a time, each where the judge says the verdict is still open."""
+    pages: list[tuple[SampledPage, PageEvidence]] = []
+    while (page := plan.next_page(judge(pages))) is not None:
+        fetched = fetcher.fetch(page.loc)
+        plan.record(page, requested=fetched.requested)
+        if on_page is not None:
+            on_page(page, fetched)
+        pages.append((page, evidence_of(fetched, rdfa=rdfa)))
+        if fetched.error in STOPPED:
+            break  # the host was given up or the time is spent: no page more is asked for
+    return pages
 
 
 def _fetch_all(

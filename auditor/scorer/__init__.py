@@ -1,7 +1,8 @@
-"""Scorer: dispersion flags, page evidence and the previous run's pages to a verdict.
+"""Scorer: dispersion flags, page evidence and recent runs' pages to a verdict.
 
 Pure: no network, no database. The audit pipeline gathers the inputs and saves
-the :class:`~auditor.result.AuditResult` it returns.
+the :class:`~auditor.result.AuditResult` it returns; while it samples, it asks
+:func:`sampling_status` which sub-sitemaps are decided already.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from auditor.result import (
     SampleFigures,
     SegmentVerdict,
 )
+from auditor.scorer.doubt import segment_status
 from auditor.scorer.stats import wilson
-from auditor.scorer.tally import Tally, tally_pages
+from auditor.scorer.tally import Tally
 from auditor.scorer.verdict import (
     DEFAULT_RECHECK_DAYS,
     judge_segment,
@@ -28,8 +30,9 @@ from auditor.scorer.verdict import (
     pooled_trust,
     recheck_days,
 )
+from auditor.scorer.window import PastRun, SegmentEvidence, count_checks, gather_evidence
 
-__all__ = ["ScoreInputs", "score"]
+__all__ = ["PastRun", "ScoreInputs", "sampling_status", "score"]
 
 
 @dataclass(frozen=True)
@@ -44,20 +47,17 @@ class ScoreInputs:
     pages: Sequence[PageObservation]
     previous_pages: Sequence[PageObservation] = ()
     previous_verdict: str | None = None
+    #: The runs before this one, newest first (the first is the previous run, whose
+    #: pages are ``previous_pages``): the window of evidence the verdicts weigh.
+    past_runs: Sequence[PastRun] = ()
 
 
 def score(inputs: ScoreInputs) -> AuditResult:
     """The verdict on a site and on each of its sub-sitemaps, with reasons and figures."""
-    tallies = tally_pages(inputs.pages, inputs.previous_pages)
-    segments = [
-        judge_segment(s, tallies.get(s.sitemap, Tally()))
-        for s in inputs.dispersion.segments
-        if s.figures.urls
-    ]
-    segments = _lift_by_pooled_evidence(segments, tallies)
+    segments, evidence = _judge(inputs)
     site = Tally()
-    for tally in tallies.values():
-        site.add(tally)
+    for item in evidence.values():
+        site.add(item.own)
     verdict = judge_site(segments) if inputs.readable else "inconclusive"
     reasons = _site_reasons(inputs, segments)
     return AuditResult(
@@ -75,22 +75,64 @@ def score(inputs: ScoreInputs) -> AuditResult:
     )
 
 
+def sampling_status(inputs: ScoreInputs) -> dict[str, str]:
+    """Each sub-sitemap's sampling status on the pages fetched so far (``inputs.pages``):
+    ``condemned`` by its lastmod values alone, ``decided`` by its evidence, or ``open``."""
+    segments, evidence = _judge(inputs)
+    by_name = {s.sitemap: s for s in inputs.dispersion.segments}
+    return {v.sitemap: segment_status(v, by_name[v.sitemap], evidence[v.sitemap]) for v in segments}
+
+
+def _judge(inputs: ScoreInputs) -> tuple[list[SegmentVerdict], dict[str, SegmentEvidence]]:
+    """Every sub-sitemap's verdict, and the evidence each was judged on."""
+    evidence = _evidence(inputs)
+    segments = [
+        judge_segment(s, evidence[s.sitemap]) for s in inputs.dispersion.segments if s.figures.urls
+    ]
+    return _lift_by_pooled_evidence(segments, evidence), evidence
+
+
+def _evidence(inputs: ScoreInputs) -> dict[str, SegmentEvidence]:
+    """Own and pooled evidence of every sub-sitemap with URLs (empty when not sampled)."""
+    args = (inputs.pages, inputs.previous_pages, inputs.past_runs, inputs.started_at)
+    found = gather_evidence(*args)
+    evidence = {
+        s.sitemap: found.get(s.sitemap, SegmentEvidence(has_previous=bool(inputs.previous_pages)))
+        for s in inputs.dispersion.segments
+        if s.figures.urls
+    }
+    count_checks(evidence, inputs.pages, inputs.previous_pages)
+    for segment in inputs.dispersion.segments:
+        value = segment.figures.top_value
+        if segment.sitemap not in evidence or value is None:
+            continue
+        if any(f.code == "shared-timestamp" for f in segment.flags):
+            name = segment.sitemap
+            carrying = gather_evidence(
+                *args, keep=lambda p, n=name, v=value: p.sitemap == n and p.lastmod == v
+            )
+            evidence[name].shared = carrying[name].pooled if name in carrying else Tally()
+    return evidence
+
+
 def _lift_by_pooled_evidence(
-    segments: list[SegmentVerdict], tallies: dict[str, Tally]
+    segments: list[SegmentVerdict], evidence: dict[str, SegmentEvidence]
 ) -> list[SegmentVerdict]:
     """Sub-sitemaps too small to earn trust alone share the evidence of the clean ones.
 
     When the evidence pooled over every sub-sitemap without contrary findings earns
-    trust, each of them that was sampled and only lacked evidence becomes trusted.
+    trust, each of them that was sampled and only lacked evidence becomes trusted (not
+    one whose shared lastmod value still waits for its own pages' dates).
     """
     clean = [s for s in segments if s.verdict in ("trusted", "inconclusive")]
-    route = pooled_trust([tallies.get(s.sitemap, Tally()) for s in clean])
+    route = pooled_trust([evidence[s.sitemap].pooled for s in clean])
     if route is None:
         return segments
     lifted = []
     for segment in segments:
-        sampled = tallies.get(segment.sitemap, Tally()).fetched > 0
-        if segment.verdict == "inconclusive" and sampled:
+        sampled = evidence[segment.sitemap].own.fetched > 0
+        pending = any(r.code == "shared-timestamp" for r in segment.reasons)
+        if segment.verdict == "inconclusive" and sampled and not pending:
             kept = tuple(r for r in segment.reasons if r.code != "unverified")
             segment = replace(segment, verdict="trusted", reasons=kept)
         lifted.append(segment)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Z_95", "change_rate", "wilson"]
+__all__ = ["Z_95", "agreeing_needed", "change_rate", "wilson"]
 
 #: The normal quantile of a two-sided 95% interval.
 Z_95 = 1.959963984540054
@@ -25,6 +25,19 @@ def wilson(successes: int, trials: int, z: float = Z_95) -> tuple[float, float] 
     low = 0.0 if successes == 0 else max(0.0, centre - margin)
     high = 1.0 if successes == trials else min(1.0, centre + margin)
     return low, high
+
+
+def agreeing_needed(successes: int, trials: int, bar: float, limit: int = 1_000) -> int | None:
+    """How many more agreeing observations would lift the Wilson lower bound of
+    ``successes / trials`` to ``bar``: 0 when it is there already, None beyond ``limit``.
+
+    12 agreeing of 12 (lower bound 0.76) need 4 more to clear 0.8: 16 of 16 give 0.806.
+    """
+    for more in range(limit + 1):
+        interval = wilson(successes + more, trials + more)
+        if interval is not None and interval[0] >= bar:
+            return more
+    return None
 
 
 def change_rate(pages: int, changed: int, interval_days: float) -> float | None:

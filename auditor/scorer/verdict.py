@@ -1,8 +1,9 @@
-"""The verdict rules: from flags and tallies to a verdict per sub-sitemap and per site.
+"""The verdict rules: from flags and evidence to a verdict per sub-sitemap and per site.
 
-trusted only from independent evidence whose Wilson 95% lower bound clears the
-bar with enough observations; untrusted when the evidence shows lastmod does
-not track change; never trusted from a tidy distribution alone.
+trusted only from independent evidence (this run's pooled with recent runs') whose
+Wilson 95% lower bound clears the bar with enough observations; untrusted when the
+flags or the evidence show lastmod does not track change, contrary evidence of this
+run counting on its own; never trusted from a tidy distribution alone.
 """
 
 from __future__ import annotations
@@ -11,29 +12,29 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from auditor.dispersion import Flag, SegmentDispersion
-from auditor.result import Reason, SegmentVerdict
+from auditor.dispersion import SegmentDispersion
+from auditor.result import Reason, SegmentVerdict, WindowFigures
+from auditor.scorer import reasons as words
+from auditor.scorer.rules import (
+    MIN_CHANGES,
+    TRUST_BAR,
+    contrary_counts,
+    shared_state,
+    trust_route,
+)
 from auditor.scorer.stats import change_rate, wilson
 from auditor.scorer.tally import Tally
+from auditor.scorer.window import SegmentEvidence
 
-__all__ = ["judge_segment", "judge_site", "pooled_trust", "recheck_days"]
+__all__ = [
+    "DEFAULT_RECHECK_DAYS",
+    "TRUST_BAR",
+    "judge_segment",
+    "judge_site",
+    "pooled_trust",
+    "recheck_days",
+]
 
-#: Agreement must have a Wilson 95% lower bound at least this high to earn trust
-#: (DESIGN.md: "e.g. Wilson 95% lower bound of agreement >= 0.8").
-TRUST_BAR = 0.8
-#: Fewest comparisons with a credible dateModified before they can earn trust (16
-#: agreeing of 16 are needed anyway to clear the bar; this guards odd thresholds).
-MIN_DATE_COMPARISONS = 10
-#: Fewest panel pages compared across runs, and fewest changes observed among them,
-#: before the across-runs route proves anything: with no change seen, "lastmod did
-#: not move" is consistent with a frozen lastmod too.
-MIN_PANEL = 10
-MIN_CHANGES = 3
-#: Contrary evidence must be at least this many pages, and its agreement's Wilson
-#: upper bound below the bar: we are then confident lastmod is not accurate enough.
-MIN_CONTRARY = 2
-#: Flags from the analyser that show lastmod does not track change.
-_UNTRUSTING_FLAGS = ("generation-time", "shared-timestamp")
 #: Flags reported beside a verdict without deciding it.
 _NOTED_FLAGS = ("future-lastmod", "invalid-lastmod")
 #: Re-verification interval bounds and the interval with nothing to go on.
@@ -42,28 +43,40 @@ MAX_RECHECK_DAYS = 30.0
 DEFAULT_RECHECK_DAYS = 7.0
 
 
-def judge_segment(segment: SegmentDispersion, tally: Tally) -> SegmentVerdict:
+def judge_segment(segment: SegmentDispersion, evidence: SegmentEvidence) -> SegmentVerdict:
     """The verdict on one sub-sitemap from its own flags and evidence."""
     name = segment.sitemap
     flags = {f.code: f for f in segment.flags}
-    reasons = [_flag_reason(flags[c], name) for c in _NOTED_FLAGS if c in flags]
-    if tally.render_time:
-        reasons.append(_render_time_reason(tally, name))
+    notes = [words.flag_reason(flags[c], name) for c in _NOTED_FLAGS if c in flags]
+    if evidence.own.render_time:
+        notes.append(words.render_time_reason(evidence.own, name))
     if "no-lastmod" in flags:
-        verdict = "no-lastmod"
-        reasons.insert(0, _flag_reason(flags["no-lastmod"], name))
-    else:
-        contrary = [_flag_reason(flags[c], name) for c in _UNTRUSTING_FLAGS if c in flags]
-        contrary += _contrary_evidence(tally, name)
-        trust = _trust(tally)
-        if contrary:
-            verdict, reasons = "untrusted", contrary + reasons
-        elif trust is not None:
-            verdict = "trusted"
-        else:
-            verdict = "inconclusive"
-            reasons.insert(0, _unverified(tally, name))
-    return _verdict(segment, tally, verdict, reasons)
+        no_lastmod = words.flag_reason(flags["no-lastmod"], name)
+        return _verdict(segment, evidence, "no-lastmod", [no_lastmod, *notes])
+    against = []
+    if "generation-time" in flags:
+        against.append(words.flag_reason(flags["generation-time"], name))
+    shared = shared_state(set(flags), evidence)
+    if shared is not None:
+        reason = words.shared_reason(flags["shared-timestamp"], shared, evidence, name)
+        (against if shared in ("generation", "contradicted") else notes).append(reason)
+    against += contrary_reasons(evidence, name)
+    if against:
+        return _verdict(segment, evidence, "untrusted", against + notes)
+    if trust_route(evidence.pooled) is not None and shared != "pending":
+        return _verdict(segment, evidence, "trusted", notes)
+    unverified = words.unverified_reason(evidence, shared == "pending", name)
+    return _verdict(segment, evidence, "inconclusive", [unverified, *notes])
+
+
+def contrary_reasons(evidence: SegmentEvidence, segment: str) -> list[Reason]:
+    """Contrary evidence of this run, then that of the window not already seen in it."""
+    found = words.contrary_reasons(evidence.own, segment, words.scope(1))
+    if evidence.runs > 1:
+        seen = {r.code for r in found}
+        pooled = words.contrary_reasons(evidence.pooled, segment, words.scope(evidence.runs))
+        found += [r for r in pooled if r.code not in seen]
+    return found
 
 
 def pooled_trust(tallies: Sequence[Tally]) -> str | None:
@@ -71,9 +84,9 @@ def pooled_trust(tallies: Sequence[Tally]) -> str | None:
     pooled = Tally()
     for tally in tallies:
         pooled.add(tally)
-    if _contrary_evidence(pooled, None):
+    if contrary_counts(pooled):
         return None
-    return _trust(pooled)
+    return trust_route(pooled)
 
 
 def judge_site(segments: Sequence[SegmentVerdict]) -> str:
@@ -105,74 +118,31 @@ def recheck_days(tally: Tally) -> float | None:
     return min(MAX_RECHECK_DAYS, max(MIN_RECHECK_DAYS, days))
 
 
-def _trust(tally: Tally) -> str | None:
-    """The route that earns trust, or None."""
-    dated = tally.with_date_modified + tally.with_last_modified  # Last-Modified as backup
-    if dated >= MIN_DATE_COMPARISONS:
-        low = wilson(tally.agree + tally.last_modified_agree, dated)
-        if low is not None and low[0] >= TRUST_BAR:
-            return "date-modified"
-    if tally.compared >= MIN_PANEL and tally.changed >= MIN_CHANGES:
-        low = wilson(tally.consistent, tally.compared)
-        if low is not None and low[0] >= TRUST_BAR:
-            return "changes"
-    return None
-
-
-def _contrary_evidence(tally: Tally, segment: str | None) -> list[Reason]:
-    reasons = []
-    checks = (
-        ("date-modified-mismatch", tally.disagree, tally.agree, tally.with_date_modified),
-        ("changed-without-lastmod", tally.changed_without_lastmod, tally.both, tally.changed),
-        ("lastmod-without-change", tally.lastmod_without_change, tally.both, tally.advanced),
-    )
-    for code, against, good, trials in checks:
-        interval = wilson(good, trials)
-        if against >= MIN_CONTRARY and interval is not None and interval[1] < TRUST_BAR:
-            reasons.append(Reason(code, _contrary_detail(code, against, good, trials), segment))
-    return reasons
-
-
-def _contrary_detail(code: str, against: int, good: int, trials: int) -> str:
-    high = wilson(good, trials)[1]  # type: ignore[index]
-    what = {
-        "date-modified-mismatch": "sampled pages' credible dateModified disagree with lastmod",
-        "changed-without-lastmod": "panel pages changed while their lastmod did not move",
-        "lastmod-without-change": "panel pages' lastmod moved while their content did not change",
-    }[code]
-    return f"{against} of {trials} {what} (agreement at most {high:.2f} at 95%, bar {TRUST_BAR})"
-
-
-def _unverified(tally: Tally, segment: str) -> Reason:
-    return Reason(
-        "unverified",
-        f"{tally.with_date_modified} comparisons with a credible dateModified and "
-        f"{tally.with_last_modified} with a credible Last-Modified (need "
-        f"{MIN_DATE_COMPARISONS}+ with a 95% lower bound of {TRUST_BAR}); {tally.compared} "
-        f"panel pages compared across runs with {tally.changed} changes (need {MIN_PANEL}+ "
-        f"and {MIN_CHANGES}+ changes)",
-        segment,
-    )
-
-
-def _render_time_reason(tally: Tally, segment: str) -> Reason:
-    return Reason(
-        "render-time-date-modified",
-        f"{tally.render_time} sampled pages carry a dateModified that vouches for nothing "
-        "(the moment of rendering, or one value on every page)",
-        segment,
-    )
-
-
-def _flag_reason(flag: Flag, segment: str) -> Reason:
-    return Reason(
-        flag.code, f"{flag.detail} (figure {flag.figure:.2f}, threshold {flag.threshold})", segment
+def window_figures(evidence: SegmentEvidence) -> WindowFigures:
+    """The pooled figures a sub-sitemap's verdict weighed."""
+    pooled = evidence.pooled
+    dated = pooled.with_date_modified + pooled.with_last_modified
+    date_low = wilson(pooled.agree + pooled.last_modified_agree, dated)
+    change_low = wilson(pooled.consistent, pooled.compared)
+    return WindowFigures(
+        runs=evidence.runs,
+        with_date_modified=pooled.with_date_modified,
+        agree=pooled.agree,
+        disagree=pooled.disagree,
+        with_last_modified=pooled.with_last_modified,
+        last_modified_agree=pooled.last_modified_agree,
+        compared=pooled.compared,
+        changed=pooled.changed,
+        consistent=pooled.consistent,
+        date_agreement_low=date_low[0] if date_low else None,
+        change_agreement_low=change_low[0] if change_low else None,
     )
 
 
 def _verdict(
-    segment: SegmentDispersion, tally: Tally, verdict: str, reasons: list[Reason]
+    segment: SegmentDispersion, evidence: SegmentEvidence, verdict: str, reasons: list[Reason]
 ) -> SegmentVerdict:
+    tally = evidence.own
     interval = statistics.fmean(tally.interval_days) if tally.interval_days else 0.0
     return SegmentVerdict(
         sitemap=segment.sitemap,
@@ -186,4 +156,6 @@ def _verdict(
         lastmod_advanced=tally.advanced,
         change_rate=change_rate(tally.compared, tally.changed, interval),
         recheck_days=recheck_days(tally),
+        requested=tally.requested,
+        window=window_figures(evidence),
     )

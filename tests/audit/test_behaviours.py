@@ -57,7 +57,8 @@ def test_two_runs_with_a_change_in_between(history, behaviour):
     assert first.changes is None
     assert second.verdict == second_verdict, second.reasons
     assert reasons <= _codes(second)
-    assert second.changes is not None and second.changes.compared >= 20
+    assert second.changes is not None and second.changes.compared > 0
+    assert second.sample.requested <= OPTIONS.sample.sample
     assert second.degraded == (first_verdict == "trusted" and second_verdict != "trusted")
     assert [r.run_id for r in history.runs(server.origin)] == [first.run_id, second.run_id]
 
@@ -91,4 +92,4 @@ def test_a_site_that_did_not_change_keeps_its_verdict(history, behaviour, verdic
 
     assert first.verdict == second.verdict == verdict
     assert second.changes.changed == 0
-    assert second.changes.compared >= 20
+    assert second.changes.compared >= (20 if verdict == "inconclusive" else 5)

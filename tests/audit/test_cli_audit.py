@@ -43,7 +43,9 @@ def test_audit_json_history_and_changed(db, capsys):
         assert result["site"] == server.origin and result["verdict"] == "partial"
         assert result["changes"] is None
         assert {s["verdict"] for s in result["segments"]} == {"trusted", "untrusted"}
-        assert result["sample"]["requested"] == 50 and result["sample"]["fetched"] == 50
+        sample, segments = result["sample"], result["segments"]
+        assert sample["requested"] == sample["fetched"] == sum(s["requested"] for s in segments)
+        assert sample["requested"] < 50  # both sub-sitemaps decided before the budget ran out
         assert Path(result["report"]).is_file() and Path(result["report"]).name == "index.html"
 
         assert main(["history", "--db", db, "--json"]) == 0
@@ -100,7 +102,7 @@ def test_reverify_audits_only_the_sites_that_are_due(db, capsys):
 
     assert result["site"] == a.origin and result["run_id"] == 3
     assert Path(result["report"]).is_file()  # the report is refreshed too
-    assert result["changes"]["compared"] >= 20  # the panel was re-fetched
+    assert result["changes"]["compared"] > 0  # the panel was re-fetched
     assert result["previous_verdict"] == "trusted"
 
 
@@ -130,7 +132,7 @@ def test_an_audit_killed_mid_run_leaves_the_history_as_it_was(db, capsys):
     site = _site("accurate-jsonld")
     with SiteServer(site) as server:
         assert main(["audit", server.origin, "--db", db, "--delay", "0", "--json"]) == 0
-        capsys.readouterr()
+        first_pages = json.loads(capsys.readouterr().out)["sample"]["requested"]
         started = len(server.requests)
         child = subprocess.Popen(
             [sys.executable, "-m", "auditor", "audit", server.origin, "--db", db, "--delay", "0.2"],
@@ -147,7 +149,7 @@ def test_an_audit_killed_mid_run_leaves_the_history_as_it_was(db, capsys):
     assert len(server.requests) >= started + 10
     with History.open(db) as history:
         assert [r.run_id for r in history.runs()] == [1]
-        assert len(history.latest_pages(server.origin)) == 50
+        assert len(history.latest_pages(server.origin)) == first_pages
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from auditor.cli import main
-from auditor.demo import demo_sites, run_demo
+from auditor.demo import DEMO_GAP, demo_sites, run_demo
 from auditor.demo.site import BEHAVIOURS
+from auditor.history import History
 
 
 def test_the_demo_audits_every_site_twice_and_writes_reports(tmp_path):
@@ -21,6 +24,24 @@ def test_the_demo_audits_every_site_twice_and_writes_reports(tmp_path):
     html = index.read_text(encoding="utf-8")
     assert all(f'href="{r.name}/index.html"' in html for r in rows)
     assert (tmp_path / "history.sqlite3").is_file()
+    _runs_are_days_apart(tmp_path / "history.sqlite3", rows)
+
+
+def _runs_are_days_apart(database, rows) -> None:
+    """On the demo's simulated clock the two runs are a week apart, the second about now,
+    so change rates read as a real site's (not 1e5 changes per page per day)."""
+    rates = []
+    with History.open(database) as history:
+        for row in rows:
+            first, second = history.runs(row.origin)
+            assert DEMO_GAP <= second.started_at - first.started_at < DEMO_GAP + timedelta(hours=1)
+            assert abs(second.finished_at - datetime.now(UTC)) < timedelta(hours=1)
+            pages = history.pages(second.run_id)
+            assert all(second.started_at <= p.fetched_at <= second.finished_at for p in pages)
+            segments = history.result(second.run_id)["segments"]
+            rates += [s["change_rate"] for s in segments if s["change_rate"] is not None]
+    assert rates and all(0 <= rate < 1 for rate in rates)
+    assert any(rate > 0.01 for rate in rates)  # a quarter of the pages change in a week
 
 
 def test_demo_command_prints_the_table_and_the_index(tmp_path, capsys):

@@ -10,7 +10,16 @@ from hypothesis import strategies as st
 
 from auditor.inventory import entries_to_dataframe
 from auditor.models import SitemapEntry
-from auditor.sampler.choose import MIN_PER_SEGMENT, PANEL_SHARE, choose_sample
+from auditor.sampler.choose import (
+    CONDEMNED,
+    CONFIRM_CONDEMNED,
+    DECIDED,
+    MIN_PER_SEGMENT,
+    OPEN,
+    PANEL_SHARE,
+    SequentialPlan,
+    choose_sample,
+)
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -101,3 +110,75 @@ def test_sample_size_and_uniqueness(sizes, budget, undated_every):
     per = Counter(p.sitemap for p in sample)
     if budget >= MIN_PER_SEGMENT * len(sizes):
         assert all(per[f"{k}.xml"] >= min(v, MIN_PER_SEGMENT) for k, v in sizes.items())
+
+
+# -- sequential sampling: the budget goes where doubt is ---------------------------------------
+def _drive(plan, status_of, requested=lambda page: True) -> list:
+    """Run a plan to its end as the sampler does; ``status_of(taken)`` gives the statuses."""
+    taken = []
+    while (page := plan.next_page(status_of(taken))) is not None:
+        plan.record(page, requested=requested(page))
+        taken.append(page)
+    return taken
+
+
+def test_a_condemned_sub_sitemap_gets_a_small_confirming_sample():
+    plan = SequentialPlan(_frame({"gen.xml": 200, "blog.xml": 200}), 40, seed=1)
+    taken = _drive(plan, lambda _: {"gen.xml": CONDEMNED, "blog.xml": OPEN})
+    per = Counter(p.sitemap for p in taken)
+
+    assert per["gen.xml"] == CONFIRM_CONDEMNED
+    assert per["blog.xml"] == 40 - CONFIRM_CONDEMNED
+    assert plan.requested == 40
+
+
+def test_sampling_stops_where_the_verdict_is_decided():
+    plan = SequentialPlan(_frame({"a.xml": 200, "b.xml": 200}), 50, seed=1)
+
+    def status(taken):
+        per = Counter(p.sitemap for p in taken)
+        return {name: DECIDED if per[name] >= 7 else OPEN for name in ("a.xml", "b.xml")}
+
+    taken = _drive(plan, status)
+    assert Counter(p.sitemap for p in taken) == {"a.xml": 7, "b.xml": 7}
+    assert plan.requested == 14  # a clear-cut site costs fewer pages than the budget
+
+
+def test_open_sub_sitemaps_share_the_budget_by_size_with_a_floor_each():
+    plan = SequentialPlan(_frame({"big.xml": 900, "mid.xml": 90, "tiny.xml": 3}), 50, seed=1)
+    taken = _drive(plan, lambda _: {})
+    per = Counter(p.sitemap for p in taken)
+
+    assert len(taken) == 50 and len({p.loc for p in taken}) == 50
+    assert per["tiny.xml"] >= MIN_PER_SEGMENT
+    assert per["big.xml"] > 5 * per["mid.xml"]
+
+
+def test_pages_never_requested_do_not_spend_the_budget_but_are_bounded():
+    frame = _frame({"a.xml": 300})
+    plan = SequentialPlan(frame, 20, seed=1)
+    taken = _drive(plan, lambda _: {}, requested=lambda page: not page.loc.endswith(("0", "5")))
+
+    assert plan.requested == 20 and plan.skipped == len(taken) - 20
+    everything_skipped = SequentialPlan(frame, 20, seed=1)
+    assert len(_drive(everything_skipped, lambda _: {}, requested=lambda page: False)) == 20
+
+
+def test_each_queue_mixes_panel_and_strata_from_its_first_pages():
+    frame = _frame({"a.xml": 400}, undated_every=4)
+    earlier = [p.loc for p in choose_sample(frame, 30, seed=1)]
+    plan = SequentialPlan(frame, 30, seed=2, panel=earlier)
+    first = [plan.next_page({}) for _ in range(10)]
+    for page in first:
+        plan.record(page, requested=True)
+    strata = Counter(p.stratum for p in first)
+
+    assert strata["panel"] == round(10 * PANEL_SHARE)
+    assert {"newest", "older", "undated"} <= set(strata)
+    assert [p.loc for p in first if p.stratum == "panel"] == earlier[:6]
+
+
+def test_a_plan_is_reproducible():
+    frame = _frame({"a.xml": 500, "b.xml": 50})
+    runs = [_drive(SequentialPlan(frame, 30, seed=9), lambda _: {}) for _ in range(2)]
+    assert runs[0] == runs[1]

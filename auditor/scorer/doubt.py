@@ -1,0 +1,80 @@
+"""Where doubt is: whether sampling a sub-sitemap can teach anything more in this run.
+
+The sampler fetches pages one at a time and asks, after each, which sub-sitemaps are
+decided; it stops sampling those. The answer follows the verdict rules on the pages
+fetched so far (a sequential test on agreement: trust once the Wilson 95% lower bound
+clears the bar, untrusted once contrary evidence has an upper bound under it):
+
+- ``condemned``: the lastmod values alone decide (no lastmod, or the generation moment),
+  whatever the pages say: a small confirming sample is enough;
+- ``decided``: the pages decided it, either way;
+- ``open``: undecided, or trusted from earlier runs but not yet confirmed by this one.
+
+Looking at the evidence after every page and stopping at the first decision errs more
+often than one look at a fixed sample (optional stopping). Contrary evidence therefore
+stops sampling only once it holds at 99% (:data:`Z_STOP`); the verdict at the end is the
+usual one. tests/benchmarks/bench_sampling.py --error-rates measures what remains.
+"""
+
+from __future__ import annotations
+
+from auditor.dispersion import SegmentDispersion
+from auditor.evidence.credibility import MIN_SHARED_PAGES
+from auditor.result import SegmentVerdict
+from auditor.scorer.rules import contrary_counts, trust_route
+from auditor.scorer.tally import Tally
+from auditor.scorer.window import SegmentEvidence
+
+__all__ = [
+    "CONDEMNED",
+    "DECIDED",
+    "MIN_CONFIRM",
+    "MIN_PAGES_TO_JUDGE",
+    "OPEN",
+    "Z_STOP",
+    "segment_status",
+]
+
+CONDEMNED = "condemned"
+DECIDED = "decided"
+OPEN = "open"
+#: A sub-sitemap trusted on earlier runs' evidence must show this many of this run's
+#: pages compared with lastmod, none against it, before sampling it stops. A segment
+#: whose agreement fell under the bar has at least 20% of pages against, and then shows
+#: none in 14 pages with probability 0.8 ** 14 = 0.044: a degradation is seen in the
+#: run it starts with 95% probability.
+MIN_CONFIRM = 14
+#: Contrary evidence decides only once this many of the segment's pages are read: a
+#: dateModified shared across the sample (a build time) is recognised only from
+#: :data:`~auditor.evidence.credibility.MIN_SHARED_PAGES` pages on.
+MIN_PAGES_TO_JUDGE = MIN_SHARED_PAGES
+#: The normal quantile contrary evidence must hold at to stop sampling early (99%
+#: two-sided): at 95% a sub-sitemap whose pages agree 85% of the time was condemned
+#: early 10 times as often as by one look at 25 pages.
+Z_STOP = 2.5758293035489004
+_CONDEMNING_FLAGS = frozenset({"no-lastmod", "generation-time"})
+
+
+def segment_status(
+    verdict: SegmentVerdict, segment: SegmentDispersion, evidence: SegmentEvidence
+) -> str:
+    """The sampling status of one sub-sitemap given its verdict on the pages so far."""
+    if any(f.code in _CONDEMNING_FLAGS for f in segment.flags):
+        return CONDEMNED
+    if verdict.verdict == "untrusted":
+        return DECIDED if _surely_contrary(evidence) else OPEN
+    if verdict.verdict != "trusted":
+        return OPEN
+    if trust_route(evidence.own) is not None:
+        return DECIDED  # this run alone earns trust
+    if evidence.checked >= MIN_CONFIRM and evidence.against == 0:
+        return DECIDED  # earlier runs earned it, this one confirms
+    return OPEN
+
+
+def _surely_contrary(evidence: SegmentEvidence) -> bool:
+    """Contrary evidence that holds at :data:`Z_STOP`, on enough pages of this run."""
+    if evidence.own.fetched < MIN_PAGES_TO_JUDGE:
+        return False
+    tallies = (evidence.own, evidence.pooled, evidence.shared or Tally())
+    return any(contrary_counts(tally, Z_STOP) for tally in tallies)

@@ -1,0 +1,46 @@
+"""Sequential sampling on a loopback site: robots.txt still rules, the judge stops it."""
+
+from __future__ import annotations
+
+from auditor.inventory import load_inventory
+from auditor.sampler import SampleOptions, sample_site
+from auditor.sampler.choose import DECIDED
+
+ALLOWED = {f"/blog/{c}.html" for c in "abcdefg"} | {"/private/ok.html"}
+
+
+def _page_paths(server) -> set[str]:
+    return {r.path for r in server.log if r.path not in ("/robots.txt", "/sitemap.xml")}
+
+
+def test_disallowed_pages_are_never_requested_and_do_not_spend_the_budget(serve):
+    server = serve("sites/sample-polite")
+    entries = load_inventory(server.origin).entries
+    options = SampleOptions(sample=8, delay=0.01)
+    run = sample_site(server.origin, entries, options, seed=7, judge=lambda pages: {})
+
+    assert _page_paths(server) == ALLOWED
+    assert run.requested == 8 and 0 < run.skipped_robots <= 4
+
+
+def test_the_judge_stops_the_run_before_the_budget(serve):
+    server = serve("sites/sample-polite")
+    entries = load_inventory(server.origin).entries
+    sitemaps = set(entries["sitemap"].astype(str))
+
+    def judge(pages):
+        fetched = sum(e.ok for _, e in pages)
+        return dict.fromkeys(sitemaps, DECIDED) if fetched >= 3 else {}
+
+    run = sample_site(
+        server.origin, entries, SampleOptions(sample=8, delay=0.01), seed=7, judge=judge
+    )
+    assert run.fetched == 3 and len(_page_paths(server)) == 3
+    fixed = sample_site(
+        server.origin,
+        entries,
+        SampleOptions(sample=8, delay=0.01, sequential=False),
+        seed=7,
+        judge=judge,
+    )
+    assert fixed.requested == 8  # sequential=False: the judge is not asked
