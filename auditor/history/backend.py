@@ -29,14 +29,16 @@ Rows = list[tuple[Any, ...]]
 @dataclass(frozen=True)
 class Dialects:
     """One statement of a migration written per dialect, where the two cannot share one
-    text (a view's casts, say). A migration's other statements are plain strings."""
+    text (a view's casts, say); None where a dialect has nothing to do. A migration's
+    other statements are plain strings."""
 
-    sqlite: str
-    postgresql: str
+    sqlite: str | None
+    postgresql: str | None
 
-    def text(self, dialect: str) -> str:
-        """The statement for ``dialect`` (``sqlite`` or ``postgresql``)."""
-        return str(getattr(self, dialect))
+    def text(self, dialect: str) -> str | None:
+        """The statement for ``dialect`` (``sqlite`` or ``postgresql``), or None."""
+        text: str | None = getattr(self, dialect)
+        return text
 
 
 class Database(ABC):
@@ -99,8 +101,8 @@ class Database(ABC):
         """Record the version inside a migration's transaction."""
 
     @abstractmethod
-    def render(self, statement: str | Dialects) -> str:
-        """A migration statement as this dialect runs it."""
+    def render(self, statement: str | Dialects) -> str | None:
+        """A migration statement as this dialect runs it (None: nothing to run)."""
 
     @abstractmethod
     def tables(self) -> list[str]:

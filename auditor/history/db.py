@@ -25,7 +25,7 @@ from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
-from auditor.history.views import VERDICT_VIEWS
+from auditor.history.views import TEAM_HISTORY
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -104,7 +104,7 @@ _INITIAL = (
 #: rows of ``schema_migrations``) counts those applied.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001-initial", _INITIAL),
-    Migration("0002-verdict-views", VERDICT_VIEWS),
+    Migration("0002-team-history", TEAM_HISTORY),
 )
 
 
@@ -182,7 +182,9 @@ def _apply(database: Database, migration: Migration, number: int) -> None:
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
     for statement in migration.statements:
-        database.execute(database.render(statement))
+        text = database.render(statement)
+        if text is not None:
+            database.execute(text)
     now = datetime.now(UTC).isoformat(timespec="microseconds")
     database.execute("INSERT INTO schema_migrations VALUES (?, ?)", (migration.name, now))
     database.set_version(number)

@@ -238,7 +238,7 @@ class PostgresDatabase(Database):
     def set_version(self, number: int) -> None:
         """Nothing: the version is the number of rows of ``schema_migrations``."""
 
-    def render(self, statement: str | Dialects) -> str:
+    def render(self, statement: str | Dialects) -> str | None:
         if isinstance(statement, Dialects):
             return statement.text(self.dialect)
         return postgres_ddl(statement)

@@ -169,7 +169,7 @@ class SqliteDatabase(Database):
     def set_version(self, number: int) -> None:
         self.execute(f"PRAGMA user_version = {int(number)}")
 
-    def render(self, statement: str | Dialects) -> str:
+    def render(self, statement: str | Dialects) -> str | None:
         return statement.text(self.dialect) if isinstance(statement, Dialects) else statement
 
     def tables(self) -> list[str]:

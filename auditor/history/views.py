@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from auditor.history.backend import Dialects
 
-__all__ = ["VERDICT_VIEWS"]
+__all__ = ["TEAM_HISTORY"]
 
 _SITES = """CREATE VIEW latest_site_verdicts AS
 WITH ordered AS (
@@ -105,5 +105,11 @@ def _both(template: str, figures: bool) -> Dialects:
     return Dialects(**texts)
 
 
-#: The migration that creates both views.
-VERDICT_VIEWS: tuple[Dialects, ...] = (_both(_SITES, True), _both(_SEGMENTS, False))
+#: PostgreSQL would try to compress each url_state blob (already zlib'd) before storing
+#: it: a million URLs saved in 0.55 s instead of 0.15 s. SQLite never compresses.
+_STORED_AS_IS = Dialects(
+    sqlite=None, postgresql="ALTER TABLE url_state ALTER COLUMN data SET STORAGE EXTERNAL"
+)
+
+#: The migration of a history a team shares: both views, and url_state stored as is.
+TEAM_HISTORY: tuple[Dialects, ...] = (_both(_SITES, True), _both(_SEGMENTS, False), _STORED_AS_IS)

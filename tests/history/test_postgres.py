@@ -85,3 +85,15 @@ def test_a_read_only_role_reads_a_history_but_cannot_write_it(postgres_server, p
         assert history._db.rows("SELECT verdict FROM latest_site_verdicts") == [("untrusted",)]
         with pytest.raises(HistoryError, match="permission denied"):
             save(history)
+
+
+def test_inventories_are_stored_as_they_are(pg_url):
+    """url_state blobs are zlib already: PostgreSQL is told not to compress them again."""
+    with History.open(pg_url):
+        pass
+    storage = raw(
+        pg_url,
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = 'url_state'::regclass"
+        " AND attname = 'data'",
+    )
+    assert storage == [("e",)]  # EXTERNAL: out of line, uncompressed
