@@ -97,3 +97,13 @@ def test_inventories_are_stored_as_they_are(pg_url):
         " AND attname = 'data'",
     )
     assert storage == [("e",)]  # EXTERNAL: out of line, uncompressed
+
+
+def test_a_second_writer_role_needs_only_rights_on_the_tables(postgres_server, pg_url):
+    with History.open(pg_url) as history:
+        save(history)
+    postgres_server.role("worker")
+    raw(pg_url, "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO worker")
+    with History.open(pg_url.replace(f"//{WRITER}@", "//worker@")) as history:
+        assert save(history) == 2  # a new run of a known site: url_state updated too
+        assert save(history, "https://new.example") == 3
