@@ -144,8 +144,7 @@ def audit_summary(result: AuditResult) -> str:
     )
     if s.stopped is not None:
         why = "the site kept answering 429/503" if s.stopped == "overloaded" else "time ran out"
-        skipped = s.skipped_overloaded + s.skipped_time_budget
-        lines.append(f"  sampling stopped early ({s.stopped}): {why}; {skipped} pages not asked")
+        lines.append(f"  sampling stopped early ({s.stopped}): {why}; no page more was asked for")
     if result.changes is not None:
         c = result.changes
         lines.append(

@@ -170,11 +170,9 @@ def _fetch_sequential(
     """One page at a time, each where the judge says the verdict is still open."""
     pages: list[tuple[SampledPage, PageEvidence]] = []
     while (page := plan.next_page(judge(pages))) is not None:
-        fetched = fetcher.fetch(page.loc)
+        fetched, evidence = _fetch_one(fetcher, page, rdfa, on_page)
         plan.record(page, requested=fetched.requested)
-        if on_page is not None:
-            on_page(page, fetched)
-        pages.append((page, evidence_of(fetched, rdfa=rdfa)))
+        pages.append((page, evidence))
         if fetched.error in STOPPED:
             break  # the host was given up or the time is spent: no page more is asked for
     return pages
@@ -184,16 +182,20 @@ def _fetch_all(
     fetcher: PageFetcher, chosen: list[SampledPage], rdfa: bool, on_page: PageCallback | None
 ) -> list[tuple[SampledPage, PageEvidence]]:
     """Fetch and read each page in turn; only its evidence is kept, never its body."""
-    pages = []
-    for page in chosen:
-        fetched = fetcher.fetch(page.loc)
-        if fetched.error is not None:
-            what = "skipped" if fetched.error in NOT_REQUESTED else "not usable"
-            _log.info("%s %s: %s (%s)", what, page.loc, fetched.error, fetched.detail)
-        if on_page is not None:
-            on_page(page, fetched)
-        pages.append((page, evidence_of(fetched, rdfa=rdfa)))
-    return pages
+    return [(page, _fetch_one(fetcher, page, rdfa, on_page)[1]) for page in chosen]
+
+
+def _fetch_one(
+    fetcher: PageFetcher, page: SampledPage, rdfa: bool, on_page: PageCallback | None
+) -> tuple[FetchedPage, PageEvidence]:
+    """Fetch one page (or say why not, in the log too) and read its evidence."""
+    fetched = fetcher.fetch(page.loc)
+    if fetched.error is not None:
+        what = "skipped" if fetched.error in NOT_REQUESTED else "not usable"
+        _log.info("%s %s: %s (%s)", what, page.loc, fetched.error, fetched.detail)
+    if on_page is not None:
+        on_page(page, fetched)
+    return fetched, evidence_of(fetched, rdfa=rdfa)
 
 
 def _time_budget(options: SampleOptions, robots: RobotsPolicy) -> float:

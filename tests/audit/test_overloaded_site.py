@@ -43,11 +43,13 @@ def test_an_overloaded_site_stops_the_sample_and_the_result_says_so(serve, db, c
 
     assert sample["stopped"] == "overloaded"
     assert sample["requested"] == 1 and sample["fetched"] == 0  # one page, asked three times
-    assert sample["skipped_overloaded"] == PAGES - 1 and sample["skipped_time_budget"] == 0
+    # Sampling is sequential in an audit: once the host is given up, the page whose turn
+    # came is recorded as not asked and no other is chosen.
+    assert sample["skipped_overloaded"] == 1 and sample["skipped_time_budget"] == 0
     assert sample["skipped_robots"] == 0  # the contract's keys are all still there
     assert len([r for r in server.log if r.path.startswith("/p/")]) == 3
 
     assert main(["audit", server.origin, "--db", db, "--delay", "0"]) == 0
     summary = capsys.readouterr().out
     assert "sampling stopped early (overloaded)" in summary
-    assert f"{PAGES - 1} pages not asked" in summary
+    assert "the site kept answering 429/503; no page more was asked for" in summary
