@@ -102,11 +102,15 @@ class PostgresDatabase(Database):
             conn = self._psycopg.connect(make_conninfo(url, **extra), autocommit=True)
         except self._psycopg.Error as exc:
             raise HistoryError(f"cannot connect to {self.location}: {exc}".strip()) from exc
-        with self.translated():
-            conn.execute(f"SET lock_timeout = '{int(BUSY_TIMEOUT_SECONDS)}s'")
-            conn.execute(
-                f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'"
-            )
+        try:
+            with self.translated():
+                conn.execute(f"SET lock_timeout = '{int(BUSY_TIMEOUT_SECONDS)}s'")
+                conn.execute(
+                    f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'"
+                )
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _schema(self) -> tuple[str, int]:
