@@ -76,7 +76,10 @@ class PostgresServer:
         if bindir is None:
             raise RuntimeError(unavailable() or "no PostgreSQL binaries")
         self.bindir = bindir
-        self.folder = Path(tempfile.mkdtemp(prefix="auditor-pg-"))
+        # As root, under /tmp: the postgres user must reach the folder, which a private
+        # TMPDIR (or pytest's 0700 base folder) would not let it.
+        base = "/tmp" if os.geteuid() == 0 and os.path.isdir("/tmp") else None
+        self.folder = Path(tempfile.mkdtemp(prefix="auditor-pg-", dir=base))
         self.data = self.folder / "data"
         if os.geteuid() == 0:
             shutil.chown(self.folder, _RUN_AS, _RUN_AS)
