@@ -43,9 +43,14 @@ def add_db_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _cmd_copy(args: argparse.Namespace) -> int:
+    from auditor.errors import HistoryError
     from auditor.history import History
     from auditor.history.copy import copy_history
+    from auditor.history.location import locate
 
+    source_at = locate(args.source)
+    if source_at.path is not None and not source_at.path.is_file():
+        raise HistoryError(f"--from {source_at}: no such file (nothing was copied)")
     progress = progress_for(args)
     with History.open(args.source) as source, History.open(args.target) as target:
         summary = copy_history(source, target, replace=args.force, on_progress=progress)

@@ -49,13 +49,15 @@ def copy_history(
     """Copy every row of ``source`` into ``target`` (both open, so both migrated to this
     auditor's schema); a summary of what was copied and checked.
 
-    HistoryError when the target holds anything and ``replace`` is false, when both
-    are the same database, when their tables differ, or when the counts after the copy
-    differ (then nothing was written)."""
+    HistoryError when the source holds no run, when the target holds anything and
+    ``replace`` is false, when both are the same database, when a table's columns differ,
+    or when the counts after the copy differ (then nothing was written)."""
     if str(source.location) == str(target.location):
         raise HistoryError(f"{source.location}: source and target are the same database")
     src, dst = source._db, target._db
     tables = _tables(src, dst)
+    if not _count(src, "runs"):
+        raise HistoryError(f"{source.location} holds no run: nothing to copy")
     say = on_progress or (lambda message: None)
     with dst.write():
         held = _count(dst, "runs"), sum(_count(dst, table) for table in tables)
@@ -88,11 +90,10 @@ def copy_history(
 
 
 def _tables(src: Database, dst: Database) -> list[str]:
-    """The tables to copy, those others depend on first; both sides must have the same
-    tables with the same columns."""
-    names = dst.tables()
-    if src.tables() != names:
-        raise HistoryError(f"{src.location} and {dst.location} do not have the same tables")
+    """The tables to copy, those others depend on first: those of both sides (both are at
+    this auditor's schema, so a table on one side only is not auditor's: a team's own
+    table beside the history is left alone). Their columns must be the same."""
+    names = sorted(set(src.tables()) & set(dst.tables()))
     for table in names:
         if sorted(src.columns(table)) != sorted(dst.columns(table)):
             raise HistoryError(f"{src.location} and {dst.location} differ in table {table}")

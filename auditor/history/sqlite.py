@@ -23,6 +23,8 @@ __all__ = ["BUSY_TIMEOUT_SECONDS", "SqliteDatabase", "translated", "write_transa
 #: How long a writer waits for another one before giving up.
 BUSY_TIMEOUT_SECONDS = 30.0
 
+#: The oldest SQLite the shared SQL runs on (RETURNING came in 3.35).
+_NEEDS = (3, 35, 0)
 _VERSION_AND_TABLES = (
     "SELECT (SELECT user_version FROM pragma_user_version),"
     " (SELECT group_concat(name, char(10)) FROM sqlite_master"
@@ -72,6 +74,11 @@ class SqliteDatabase(Database):
     def __init__(self, location: Location) -> None:
         super().__init__(location)
         assert location.path is not None
+        if sqlite3.sqlite_version_info < _NEEDS:
+            raise HistoryError(
+                f"history needs SQLite {'.'.join(map(str, _NEEDS))} or newer (RETURNING, "
+                f"window functions); this Python has {sqlite3.sqlite_version}"
+            )
         self.path: Path = location.path
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

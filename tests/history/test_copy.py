@@ -4,6 +4,7 @@ never into a history that holds anything unless told."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,7 +13,7 @@ from auditor.cli import main
 from auditor.errors import HistoryError
 from auditor.history import History
 from auditor.history.copy import copy_history
-from tests.history.backends import snapshot
+from tests.history.backends import raw, snapshot
 from tests.history.helpers import STARTED, files, large_inventory, pages, result, save
 
 DIRECTIONS = [("sqlite", "postgresql"), ("postgresql", "sqlite")]
@@ -129,4 +130,30 @@ def test_the_db_copy_command(new_db, source, target, capsys):
     assert "not empty" in capsys.readouterr().err
     assert main(["db", "copy", "--from", src, "--to", dst, "--force", "-q"]) == 0
     assert "replacing 5 runs" in capsys.readouterr().out
+    _same(_everything(src), _everything(dst))
+
+
+@pytest.mark.parametrize(("source", "target"), DIRECTIONS, ids=lambda kind: kind)
+def test_an_empty_or_missing_source_never_empties_the_target(new_db, source, target, capsys):
+    src, dst = new_db(source), new_db(target)
+    _fill(dst)
+    before = snapshot(dst)
+    History.open(src).close()  # a history, but no run in it
+    assert main(["db", "copy", "--from", src, "--to", dst, "--force"]) == 1
+    assert "holds no run: nothing to copy" in capsys.readouterr().err
+    typo = str(Path(new_db("sqlite")).with_name("typo.sqlite3"))
+    assert main(["db", "copy", "--from", typo, "--to", dst, "--force"]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert not Path(typo).exists()
+    assert snapshot(dst) == before
+
+
+def test_a_team_s_own_table_beside_the_history_is_left_alone(new_db):
+    src, dst = new_db("sqlite"), new_db("postgresql")
+    _fill(src)
+    raw(src, "CREATE TABLE notes (body TEXT)")
+    raw(src, "INSERT INTO notes VALUES ('mine')")
+    with History.open(src) as a, History.open(dst) as b:
+        summary = copy_history(a, b)
+    assert "notes" not in summary.rows and summary.runs == 5
     _same(_everything(src), _everything(dst))
