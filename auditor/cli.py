@@ -28,6 +28,7 @@ from auditor.cli_args import (
     progress_for,
 )
 from auditor.cli_audit import add_audit_commands
+from auditor.cli_db import add_db_commands
 from auditor.errors import AuditorError, UsageError
 from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
 from auditor.logs import level_for, logging_to
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inspect(commands)
     _add_page_command(commands)
     add_audit_commands(commands)
+    add_db_commands(commands)
     add_log_options(commands)
     return parser
 

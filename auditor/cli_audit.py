@@ -51,8 +51,9 @@ def _since(text: str) -> datetime:
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        metavar="PATH",
-        help=f"history database (default: $AUDITOR_DB, else {default_db_path()})",
+        metavar="DB",
+        help="history database: a SQLite path (or sqlite:///PATH) or "
+        f"postgresql://user@host:port/dbname (default: $AUDITOR_DB, else {default_db_path()})",
     )
 
 
@@ -159,6 +160,12 @@ def add_audit_commands(commands: argparse._SubParsersAction) -> None:
         default=str(DEMO_DIR),
         metavar="DIR",
         help=f"where the reports, the fleet index and the demo's history go (default {DEMO_DIR})",
+    )
+    demo.add_argument(
+        "--db",
+        metavar="DB",
+        help="save the demo's runs into this history (a SQLite path or postgresql://...) "
+        "instead of a fresh one of its own in DIR",
     )
     demo.set_defaults(handler=_cmd_demo)
 
@@ -282,7 +289,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     def show(row: DemoRow) -> None:
         progress(f"{row.name}: {row.first}, then {row.second}")
 
-    rows, index = run_demo(Path(args.out), on_row=show)
+    rows, index = run_demo(Path(args.out), on_row=show, db=args.db)
     progress.clear()
     table = [[r.name, r.first, r.second, r.expected, str(r.report)] for r in rows]
     headers = ("demo site", "run 1", "run 2", "expected", "report")

@@ -96,10 +96,17 @@ def _made_by_demo(database: Path) -> bool:
 
 
 def run_demo(
-    folder: Path = DEMO_DIR, *, on_row: Callable[[DemoRow], None] | None = None
+    folder: Path = DEMO_DIR,
+    *,
+    on_row: Callable[[DemoRow], None] | None = None,
+    db: str | None = None,
 ) -> tuple[list[DemoRow], Path]:
-    """Run the demo; returns one row per site and the fleet index's path."""
-    database = fresh_demo_history(folder)
+    """Run the demo; returns one row per site and the fleet index's path.
+
+    ``db`` (a path or ``postgresql://`` URL) receives the demo's runs instead of a fresh
+    history in ``folder``; nothing already in it is touched (the demo's sites are new
+    origins: their ports are new each time)."""
+    database = fresh_demo_history(folder) if db is None else db
     rows, slugs = [], {}
     start = datetime.now(UTC) - DEMO_GAP  # the second runs land at about the real time
     with History.open(database) as history:

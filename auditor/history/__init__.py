@@ -1,8 +1,8 @@
-"""History: past audits in a SQLite file, the one door to the database.
+"""History: past audits in a SQLite file or a PostgreSQL database, the one door to it.
 
-No other module imports sqlite3. ::
+No other module talks to the history database (sqlite3, psycopg). ::
 
-    with History.open() as history:          # --db PATH, else AUDITOR_DB, else the default
+    with History.open() as history:          # --db DB, else AUDITOR_DB, else the default
         run_id = history.save_run(result, files=files, entries=entries, pages=pages)
         history.latest_entries(site)          # the previous inventory, for movement
         history.latest_pages(site)            # the previous sample, for changes
@@ -13,12 +13,15 @@ import typing
 import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
+    from auditor.history.copy import CopySummary, copy_history
     from auditor.history.db import MIGRATIONS, default_db_path
     from auditor.history.records import DEFAULT_RECHECK_DAYS, RunRecord, SiteRecord
     from auditor.history.state import decode_state, encode_state
     from auditor.history.store import History
 
 _EXPORTS = {
+    "CopySummary": "auditor.history.copy",
+    "copy_history": "auditor.history.copy",
     "MIGRATIONS": "auditor.history.db",
     "default_db_path": "auditor.history.db",
     "DEFAULT_RECHECK_DAYS": "auditor.history.records",
@@ -33,9 +36,11 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "DEFAULT_RECHECK_DAYS",
     "MIGRATIONS",
+    "CopySummary",
     "History",
     "RunRecord",
     "SiteRecord",
+    "copy_history",
     "decode_state",
     "default_db_path",
     "encode_state",

@@ -1,38 +1,45 @@
-"""Opening the history database: location, pragmas, checks and named migrations.
+"""Opening the history database: where it is, checks, and named migrations.
 
-Nothing here ever deletes, recreates or rewrites a file it does not recognise: a
-file that is not SQLite, a database made by a newer auditor, or a SQLite database
-of some other application gives :class:`~auditor.errors.HistoryError` before the
-first write.
+One schema and one list of migrations serve both backends. A migration's statements are
+written once, in SQLite's words (``INTEGER``, ``REAL``, ``TEXT``, ``BLOB``: PostgreSQL
+reads them as ``BIGINT``, ``DOUBLE PRECISION``, ``TEXT``, ``BYTEA``, see
+:mod:`auditor.history.postgres`); a statement the two cannot share (a view's casts) is a
+:class:`~auditor.history.backend.Dialects` pair. Each migration runs in its own write
+transaction, which re-reads the version inside it, so processes opening a new database at
+once apply each migration once.
+
+Nothing here ever deletes, recreates or rewrites a database it does not recognise: a file
+that is not SQLite, a database made by a newer auditor, or a database (PostgreSQL schema)
+of some other application gives :class:`~auditor.errors.HistoryError` before the first
+write.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from auditor.errors import HistoryError
+from auditor.history.backend import Database, Dialects
+from auditor.history.location import Location, default_db_path, locate
+from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
+from auditor.history.views import TEAM_HISTORY
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
     "MIGRATIONS",
+    "Dialects",
     "Migration",
     "connect",
     "default_db_path",
+    "locate",
+    "migrate",
     "resolve_path",
     "translated",
     "write_transaction",
 ]
-
-#: How long a writer waits for another one before giving up.
-BUSY_TIMEOUT_SECONDS = 30.0
-_FILE_NAME = "history.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,7 @@ class Migration:
     """One named schema change, applied once, in its own transaction."""
 
     name: str
-    statements: tuple[str, ...]
+    statements: tuple[str | Dialects, ...]
 
 
 _INITIAL = (
@@ -107,162 +114,92 @@ _PAGE_CHANGES = (
     "ALTER TABLE pages ADD COLUMN change_method TEXT",
 )
 
-#: Every migration, in order; ``PRAGMA user_version`` counts those applied.
+#: Every migration, in order; the version (SQLite ``PRAGMA user_version``, PostgreSQL the
+#: rows of ``schema_migrations``) counts those applied.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001-initial", _INITIAL),
     Migration("0002-page-changes", _PAGE_CHANGES),
+    Migration("0003-team-history", TEAM_HISTORY),
 )
-
-
-_VERSION_AND_TABLES = (
-    "SELECT (SELECT user_version FROM pragma_user_version),"
-    " (SELECT group_concat(name, char(10)) FROM sqlite_master"
-    "  WHERE type = 'table' AND name NOT LIKE 'sqlite%')"
-)
-
-
-def default_db_path() -> Path:
-    """Where history lives when neither ``--db`` nor ``AUDITOR_DB`` says otherwise:
-    ``$XDG_DATA_HOME/auditor/history.sqlite3``, by default under ``~/.local/share``."""
-    data_home = os.environ.get("XDG_DATA_HOME", "")
-    base = Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share"
-    return base / "auditor" / _FILE_NAME
 
 
 def resolve_path(path: str | os.PathLike[str] | None) -> Path:
-    """The database path: the argument, else ``AUDITOR_DB``, else :func:`default_db_path`."""
-    chosen = path if path not in (None, "") else os.environ.get("AUDITOR_DB") or None
-    return Path(chosen).expanduser() if chosen is not None else default_db_path()
+    """The SQLite path of ``path`` (else ``AUDITOR_DB``, else the default); HistoryError
+    when it names a PostgreSQL database."""
+    location = locate(path)
+    if location.path is None:
+        raise HistoryError(f"{location} is not a SQLite file")
+    return location.path
 
 
-@contextmanager
-def translated(path: Path) -> Iterator[None]:
-    """Turn sqlite3's exceptions into :class:`HistoryError`, naming the file."""
+def connect(location: Location) -> tuple[Database, list[str]]:
+    """Open (or create) the history at ``location``, check it, migrate it.
+
+    Returns the database and the names of the migrations applied now."""
+    database = _open(location)
     try:
-        yield
-    except sqlite3.Error as exc:
-        raise HistoryError(_message(path, exc)) from exc
-
-
-def _busy(exc: sqlite3.Error) -> bool:
-    return getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
-
-
-def _message(path: Path, exc: sqlite3.Error) -> str:
-    name = getattr(exc, "sqlite_errorname", "")
-    if _busy(exc):
-        return f"{path} is still busy after {BUSY_TIMEOUT_SECONDS:g} s ({exc})"
-    if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
-        return f"{path} is damaged or not a SQLite database ({exc}); it was left as it is"
-    return f"{path}: {exc}"
-
-
-@contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
+        version, tables = database.inspect()
+        if version > len(MIGRATIONS):
+            raise HistoryError(_newer(location, version))
+        if version == 0 and tables:  # ours come with a version: migrations are atomic
+            listed = ", ".join(tables[:5])
+            kind = "SQLite database" if location.dialect == "sqlite" else "database schema"
+            raise HistoryError(f"{location} is a {kind} of something else (tables: {listed})")
+        database.prepare()
+        applied = migrate(database)
     except BaseException:
-        conn.execute("ROLLBACK")
+        database.close()
         raise
-    conn.execute("COMMIT")
+    return database, applied
 
 
-def connect(path: Path) -> tuple[sqlite3.Connection, list[str]]:
-    """Open (or create) the database at ``path``, check it, migrate it.
+def _open(location: Location) -> Database:
+    if location.dialect == "postgresql":
+        from auditor.history.postgres import PostgresDatabase
 
-    Returns the connection and the names of the migrations applied now."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise HistoryError(f"cannot create the folder for {path}: {exc}") from exc
-    with translated(path):
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
-    try:
-        with translated(path):
-            _check(conn, path)
-            _configure(conn)
-            applied = migrate(conn, path)
-    except BaseException:
-        conn.close()
-        raise
-    return conn, applied
+        return PostgresDatabase(location)
+    from auditor.history.sqlite import SqliteDatabase
+
+    return SqliteDatabase(location)
 
 
-def _check(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse a file we must not touch; reads only, in one statement (one snapshot, so a
-    process migrating the same new file at this moment is seen entirely or not at all)."""
-    version, tables = conn.execute(_VERSION_AND_TABLES).fetchone()
-    if version > len(MIGRATIONS):
-        raise HistoryError(_newer(path, version))
-    if version == 0 and tables:  # ours come with a version: migrations are atomic
-        listed = ", ".join(sorted(tables.split("\n"))[:5])
-        raise HistoryError(f"{path} is a SQLite database of something else (tables: {listed})")
-
-
-def _newer(path: Path, version: int) -> str:
+def _newer(location: Location, version: int) -> str:
     known = len(MIGRATIONS)
-    return f"{path} was made by a newer auditor (schema {version}, this one knows {known})"
+    return f"{location} was made by a newer auditor (schema {version}, this one knows {known})"
 
 
-def _configure(conn: sqlite3.Connection) -> None:
-    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    _use_wal(conn)
+def migrate(database: Database, upto: int | None = None) -> list[str]:
+    """Apply the migrations this database lacks (the first ``upto`` only, when given);
+    the names of those applied.
 
-
-def _use_wal(conn: sqlite3.Connection) -> None:
-    """Switch to WAL (kept in the file: once per database).
-
-    The switch needs the file to itself and SQLite does not wait for that (no busy
-    handler), so when several processes open a new database at once, retry until the
-    busy timeout.
+    Each runs in its own write transaction (holding the history's write lock) and
+    re-reads the version inside it, so two processes opening a new database at once
+    apply each once.
     """
-    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
-    delay = 0.001
-    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError as exc:
-            if not _busy(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(delay)
-            delay = min(2 * delay, 0.05)
-
-
-def migrate(conn: sqlite3.Connection, path: Path) -> list[str]:
-    """Apply the migrations this database lacks; the names of those applied.
-
-    Each runs in its own ``BEGIN IMMEDIATE`` transaction and re-reads the version
-    inside it, so two processes opening a new database at once apply each once.
-    """
+    target = len(MIGRATIONS) if upto is None else upto
     applied: list[str] = []
-    if _user_version(conn) == len(MIGRATIONS):
+    if database.version() >= target:
         return applied
-    for number, migration in enumerate(MIGRATIONS, start=1):
-        with write_transaction(conn):
-            version = _user_version(conn)
+    for number, migration in enumerate(MIGRATIONS[:target], start=1):
+        with database.write():
+            version = database.version()
             if version > len(MIGRATIONS):
-                raise HistoryError(_newer(path, version))
+                raise HistoryError(_newer(database.location, version))
             if version >= number:
                 continue
-            _apply(conn, migration, number)
+            _apply(database, migration, number)
         applied.append(migration.name)
     return applied
 
 
-def _apply(conn: sqlite3.Connection, migration: Migration, number: int) -> None:
-    conn.execute(
+def _apply(database: Database, migration: Migration, number: int) -> None:
+    database.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
     for statement in migration.statements:
-        conn.execute(statement)
+        text = database.render(statement)
+        if text is not None:
+            database.execute(text)
     now = datetime.now(UTC).isoformat(timespec="microseconds")
-    conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (migration.name, now))
-    conn.execute(f"PRAGMA user_version = {number}")
-
-
-def _user_version(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    database.execute("INSERT INTO schema_migrations VALUES (?, ?)", (migration.name, now))
+    database.set_version(number)

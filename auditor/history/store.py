@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -11,7 +10,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from auditor.history.db import connect, resolve_path, translated, write_transaction
+from auditor.history.backend import Database
+from auditor.history.db import connect
+from auditor.history.location import Location, locate
 from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
 from auditor.history.rows import (
     FILE_COLUMNS,
@@ -48,42 +49,59 @@ _DROP_OLD_BLOCKS = (
 _LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
 
 
-def _insert(table: str, columns: Sequence[str]) -> str:
-    names = ", ".join(("run_id", "position", *columns))
-    return f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * (len(columns) + 2))})"
+_RUN_ROW = "id, site_id, started_at, finished_at, verdict, recheck_days, result"
+_INSERT_RUN = f"INSERT INTO runs ({_RUN_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_INSERT_SITE = (
+    "INSERT INTO sites (id, origin, created_at)"
+    " SELECT coalesce(max(id), 0) + 1, ?, ? FROM sites RETURNING id"
+)
+_REPLACE_STATE = (
+    "INSERT INTO url_state (site_id, run_id, urls, data) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (site_id) DO UPDATE"
+    " SET run_id = excluded.run_id, urls = excluded.urls, data = excluded.data"
+)
 
 
-_INSERT_FILE = _insert("sitemap_files", FILE_COLUMNS)
-_INSERT_SEGMENT = _insert("segments", SEGMENT_COLUMNS)
-_INSERT_PAGE = _insert("pages", PAGE_COLUMNS)
+def _numbered_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    return ("run_id", "position", *columns)
 
 
 class History:
-    """Past audits in a SQLite file: sites, runs, sitemap files, segment verdicts, sampled
-    pages and each site's latest inventory.
+    """Past audits in a SQLite file or a PostgreSQL database: sites, runs, sitemap files,
+    segment verdicts, sampled pages and each site's latest inventory.
 
-    Open with :meth:`open`; use as a context manager or call :meth:`close`. Writes are
-    short ``BEGIN IMMEDIATE`` transactions, so several processes may share one file.
-    Every failure of the database surfaces as :class:`~auditor.errors.HistoryError`.
+    Open with :meth:`open`; use as a context manager or call :meth:`close`. Each run is
+    saved in one short write transaction holding the history's write lock (SQLite
+    ``BEGIN IMMEDIATE``; PostgreSQL an advisory lock), so several processes, on several
+    machines for PostgreSQL, may save runs at once. Every failure of the database
+    surfaces as :class:`~auditor.errors.HistoryError`.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, applied: Sequence[str]) -> None:
-        self._conn = conn
-        self.path = path
+    def __init__(self, database: Database, location: Location, applied: Sequence[str]) -> None:
+        self._db = database
+        self.location = location
+        #: The SQLite file, or None for a PostgreSQL history.
+        self.path: Path | None = location.path
         #: Names of the migrations applied when this database was opened.
         self.applied = tuple(applied)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None) -> History:
-        """Open (creating it if needed) the database at ``path``, else ``AUDITOR_DB``, else
+        """Open (creating it if needed) the history at ``path`` (a SQLite path,
+        ``sqlite:///PATH`` or ``postgresql://...``), else ``AUDITOR_DB``, else
         :func:`~auditor.history.default_db_path`; apply missing migrations."""
-        resolved = resolve_path(path)
-        conn, applied = connect(resolved)
-        return cls(conn, resolved, applied)
+        location = locate(path)
+        database, applied = connect(location)
+        return cls(database, location, applied)
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._db.dialect
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        self._conn.close()
+        self._db.close()
 
     def __enter__(self) -> History:
         return self
@@ -97,7 +115,7 @@ class History:
         self.close()
 
     def __repr__(self) -> str:
-        return f"History({str(self.path)!r})"
+        return f"History({str(self.location)!r})"
 
     # -- writing ---------------------------------------------------------------------
 
@@ -123,63 +141,60 @@ class History:
         file_rows = [file_row(f) for f in files]
         page_rows = [page_row(p) for p in pages]
         segment_rows = [segment_row(s) for s in result.segments]
-        with translated(self.path), write_transaction(self._conn) as conn:
+        db = self._db
+        with db.write():
             site_id = self._site_id(result.site, finished)
-            run_id = self._next_run_id()
+            run_id = int(db.rows("SELECT coalesce(max(id), 0) + 1 FROM runs")[0][0])
             stored = replace(result, run_id=run_id, finished_at=finished)
-            conn.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+            db.execute(
+                _INSERT_RUN,
                 (run_id, site_id, started, instant_text(finished), result.verdict,
                  result.recheck_days, to_json(stored.to_dict())),
             )  # fmt: skip
-            conn.executemany(_INSERT_FILE, _numbered(run_id, file_rows))
-            conn.executemany(_INSERT_SEGMENT, _numbered(run_id, segment_rows))
-            conn.executemany(_INSERT_PAGE, _numbered(run_id, page_rows))
-            conn.execute(_DROP_OLD_BLOCKS, (site_id, site_id, KEEP_BLOCKS_RUNS))
+            db.insert_rows(
+                "sitemap_files", _numbered_columns(FILE_COLUMNS), _numbered(run_id, file_rows)
+            )
+            db.insert_rows(
+                "segments", _numbered_columns(SEGMENT_COLUMNS), _numbered(run_id, segment_rows)
+            )
+            db.insert_rows("pages", _numbered_columns(PAGE_COLUMNS), _numbered(run_id, page_rows))
+            db.execute(_DROP_OLD_BLOCKS, (site_id, site_id, KEEP_BLOCKS_RUNS))
             self._replace_state(site_id, run_id, started, len(entries), state)
         return run_id
 
     def _site_id(self, origin: str, now: datetime) -> int:
-        row = self._conn.execute("SELECT id FROM sites WHERE origin = ?", (origin,)).fetchone()
-        if row is not None:
-            return int(row[0])
-        cursor = self._conn.execute(
-            "INSERT INTO sites (origin, created_at) VALUES (?, ?)", (origin, instant_text(now))
-        )
-        return int(cursor.lastrowid or 0)
-
-    def _next_run_id(self) -> int:
-        return int(self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM runs").fetchone()[0])
+        rows = self._db.rows("SELECT id FROM sites WHERE origin = ?", (origin,))
+        if rows:
+            return int(rows[0][0])
+        return int(self._db.rows(_INSERT_SITE, (origin, instant_text(now)))[0][0])
 
     def _replace_state(
         self, site_id: int, run_id: int, started: str, urls: int, data: bytes
     ) -> None:
-        current = self._conn.execute(
+        current = self._db.rows(
             "SELECT r.started_at FROM url_state u JOIN runs r ON r.id = u.run_id"
             " WHERE u.site_id = ?",
             (site_id,),
-        ).fetchone()
-        if current is not None and current[0] > started:
-            return  # a run that started later already left its inventory
-        self._conn.execute(
-            "INSERT OR REPLACE INTO url_state (site_id, run_id, urls, data) VALUES (?, ?, ?, ?)",
-            (site_id, run_id, urls, data),
         )
+        if current and current[0][0] > started:
+            return  # a run that started later already left its inventory
+        self._db.execute(_REPLACE_STATE, (site_id, run_id, urls, data))
 
     # -- reading ---------------------------------------------------------------------
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with translated(self.path):
-            return self._conn.execute(sql, params).fetchall()
+        return self._db.rows(sql, params)
 
     def sites(self) -> list[SiteRecord]:
-        """Every site with its latest run, by origin."""
+        """Every site with its latest run, by origin (code point order, whatever the
+        database's collation)."""
         rows = self._all(
             f"SELECT {_RUN_COLUMNS}, count(*) OVER (PARTITION BY r.site_id) AS runs,"
-            f" row_number() OVER (PARTITION BY r.site_id {_LATEST_FIRST}) AS rank"
-            " FROM runs r JOIN sites s ON s.id = r.site_id ORDER BY s.origin"
+            f" row_number() OVER (PARTITION BY r.site_id {_LATEST_FIRST}) AS newest"
+            " FROM runs r JOIN sites s ON s.id = r.site_id"
         )
-        return [SiteRecord.of(row[1], row[6], _run(row[:6])) for row in rows if row[7] == 1]
+        latest = sorted((row for row in rows if row[7] == 1), key=lambda row: row[1])
+        return [SiteRecord.of(row[1], row[6], _run(row[:6])) for row in latest]
 
     def due_sites(self, now: datetime) -> list[SiteRecord]:
         """The sites whose ``due_at`` is at or before ``now`` (an aware datetime)."""
@@ -254,10 +269,8 @@ class History:
             raise ValueError(f"no table {name!r}: choose from {', '.join(TABLES)}")
         if name == "sites":
             return table_frame(name, self.sites(), [])
-        with translated(self.path):
-            cursor = self._conn.execute(TABLES[name])
-            columns = [column[0] for column in cursor.description]
-            return table_frame(name, cursor.fetchall(), columns)
+        columns, rows = self._db.described(TABLES[name])
+        return table_frame(name, rows, columns)
 
 
 def _numbered(run_id: int, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -1,13 +1,16 @@
-"""History: url_state of a 1,000,000-URL site, and saving runs that carry it.
+"""History: a 1,000,000-URL run saved and loaded on SQLite and on PostgreSQL, as a ratio.
 
 Run by hand, never by pytest:  python3 tests/benchmarks/bench_history.py
 
 Builds an inventory like a real large site (20 sub-sitemaps, URLs with slugs, lastmod
 to the second or the microsecond over a year, one URL in ten undated), then, best of
-``--repeat``: encodes it to the url_state blob, decodes it back (checked equal once),
-saves whole runs carrying it into a fresh SQLite file in a temp dir (timing the whole
-``save_run`` and the transaction inside it, i.e. how long other writers wait), and reads
-``latest_entries`` back. Prints seconds, bytes per URL and the sizes.
+``--repeat``: encodes it to the url_state blob and decodes it back (checked equal once).
+Then, on each backend in turn (a fresh SQLite file in a temp dir; a fresh database on a
+PostgreSQL server this script starts in a temp dir, fsync on, as a real one has it):
+saves whole runs carrying it (timing the whole ``save_run`` and the write transaction
+inside it, i.e. how long other writers wait) and reads ``latest_entries`` back (checked
+equal). Last, ``db copy`` of that history from SQLite to PostgreSQL and back. Prints
+seconds and the ratios PostgreSQL / SQLite (target: within 2x).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +30,12 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from auditor.history import History, decode_state, encode_state
+from auditor.history.copy import copy_history
 from tests.history.helpers import files, large_inventory, pages, result
+from tests.pgserver import PostgresServer, unavailable
+
+SITE = "https://www.example.com"
+TARGET = 2.0
 
 
 def _best(repeat: int, function, *args):  # type: ignore[no-untyped-def]
@@ -35,6 +45,43 @@ def _best(repeat: int, function, *args):  # type: ignore[no-untyped-def]
         value = function(*args)
         times.append(time.perf_counter() - started)
     return value, min(times)
+
+
+def _timed_transactions(history: History, spent: list[float]) -> None:
+    """Record how long each write transaction of ``history`` lasts (lock to commit)."""
+    write = history._db.write
+
+    @contextmanager
+    def timed() -> Iterator[None]:
+        started = time.perf_counter()
+        with write():
+            yield
+        spent.append(time.perf_counter() - started)
+
+    history._db.write = timed  # type: ignore[method-assign]
+
+
+def _save_and_load(url: str, frame: pd.DataFrame, repeat: int) -> dict[str, float]:
+    with History.open(url) as history:
+        transactions: list[float] = []
+        _timed_transactions(history, transactions)
+        saves = []
+        for i in range(repeat):
+            run = replace(result(SITE), started_at=datetime.now(UTC) + timedelta(seconds=i))
+            started = time.perf_counter()
+            history.save_run(run, files=files(SITE), entries=frame, pages=pages(SITE) * 100)
+            saves.append(time.perf_counter() - started)
+        back, load = _best(repeat, history.latest_entries, SITE)
+        pd.testing.assert_frame_equal(back, frame)
+        _, pages_load = _best(repeat, history.pages, repeat)
+    return {"save": min(saves), "lock": min(transactions), "load": load, "pages": pages_load}
+
+
+def _copy(source: str, target: str) -> float:
+    with History.open(source) as a, History.open(target) as b:
+        started = time.perf_counter()
+        copy_history(a, b)
+        return time.perf_counter() - started
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,26 +97,38 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.urls:,} URLs, best of {args.repeat}")
     print(f"encode {encode:.3f} s, decode {decode:.3f} s")
     print(f"blob {len(blob):,} bytes ({len(blob) / args.urls:.1f} B/URL; locs+int64 {raw:,})")
-    with tempfile.TemporaryDirectory() as folder, History.open(Path(folder) / "h.sqlite3") as h:
-        site, began = "https://www.example.com", [0.0]
-        h._conn.set_trace_callback(  # when BEGIN IMMEDIATE starts: the write lock is asked for
-            lambda sql: (
-                began.__setitem__(0, time.perf_counter()) if sql.startswith("BEGIN") else None
-            )
+    why = unavailable()
+    if why is not None:
+        print(f"PostgreSQL skipped: {why}")
+    with tempfile.TemporaryDirectory() as folder:
+        sqlite_url = str(Path(folder) / "h.sqlite3")
+        figures = {"sqlite": _save_and_load(sqlite_url, frame, args.repeat)}
+        server = PostgresServer(durable=True) if why is None else None
+        try:
+            if server is not None:
+                pg_url = server.new_database("auditor")
+                figures["postgresql"] = _save_and_load(pg_url, frame, args.repeat)
+                to_pg = _copy(sqlite_url, server.new_database("auditor"))
+                to_sqlite = _copy(pg_url, str(Path(folder) / "copy.sqlite3"))
+        finally:
+            if server is not None:
+                server.stop()
+    print("save_run (its write transaction), latest_entries, pages of a 300-page sample:")
+    for name, f in figures.items():
+        print(
+            f"  {name:<10} save {f['save']:.3f} s ({f['lock']:.3f} s), "
+            f"load {f['load']:.3f} s, pages {f['pages'] * 1000:.1f} ms"
         )
-        saves, locks = [], []
-        for i in range(args.repeat):
-            run = replace(result(site), started_at=datetime.now(UTC) + timedelta(seconds=i))
-            started = time.perf_counter()
-            h.save_run(run, files=files(site), entries=frame, pages=pages(site))
-            saves.append(time.perf_counter() - started)
-            locks.append(time.perf_counter() - began[0])
-        _, read = _best(args.repeat, h.latest_entries, site)
-        h.close()  # checkpoints the WAL into the file
-        size = h.path.stat().st_size
-    print(f"save_run {min(saves):.3f} s, of which the transaction (write lock) {min(locks):.3f} s")
-    print(f"latest_entries {read:.3f} s")
-    print(f"database after {args.repeat} runs: {size:,} bytes (one url_state kept)")
+    if "postgresql" in figures:
+        pg, lite = figures["postgresql"], figures["sqlite"]
+        for key in ("save", "load"):
+            ratio = pg[key] / lite[key]
+            verdict = "ok" if ratio <= TARGET else "MISSED"
+            print(f"  postgresql / sqlite, {key}: {ratio:.2f} (target <= {TARGET:g}: {verdict})")
+        # SQLite (WAL, synchronous NORMAL) does not sync at commit; PostgreSQL does.
+        print(f"  postgresql / sqlite, write transaction: {pg['lock'] / lite['lock']:.2f}")
+        print(f"db copy ({args.repeat} runs): sqlite -> postgresql {to_pg:.3f} s, "
+              f"postgresql -> sqlite {to_sqlite:.3f} s")  # fmt: skip
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Opening: where the file is, migrations, and the files history must refuse to touch."""
+"""Opening: where the history is, migrations, and the databases history must refuse to
+touch. Tests taking ``db_url`` run on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import pytest
 
 from auditor.errors import AuditorError, HistoryError
 from auditor.history import MIGRATIONS, History, default_db_path
-from tests.history.helpers import pages, save
+from auditor.history.db import migrate
+from auditor.history.location import locate
+from tests.history.backends import is_postgres, make_newer, raw, snapshot
+from tests.history.helpers import STARTED, pages, save
 
-NAMES = ("0001-initial", "0002-page-changes")
+NAMES = tuple(m.name for m in MIGRATIONS)
 
 
 def _snapshot(path: Path) -> dict[str, bytes]:
@@ -19,17 +23,20 @@ def _snapshot(path: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(path.parent.iterdir())}
 
 
-def _migrations(path: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(path) as conn:
-        return conn.execute("SELECT name, applied_at FROM schema_migrations").fetchall()
+def test_a_new_database_gets_every_migration_recorded(db_url):
+    with History.open(db_url) as history:
+        assert history.applied == NAMES and NAMES[0] == "0001-initial"
+    recorded = raw(db_url, "SELECT name, applied_at FROM schema_migrations ORDER BY name")
+    assert [name for name, _ in recorded] == list(NAMES)
+    if not is_postgres(db_url):
+        assert raw(db_url, "PRAGMA user_version") == [(len(MIGRATIONS),)]
 
 
-def test_a_new_database_gets_every_migration_recorded(tmp_path):
+def test_a_new_sqlite_file_is_set_up_for_several_writers(tmp_path):
     path = tmp_path / "h.sqlite3"
     with History.open(path) as history:
-        assert history.applied == tuple(m.name for m in MIGRATIONS) == NAMES
         pragmas = {
-            name: history._conn.execute(f"PRAGMA {name}").fetchone()[0]
+            name: history._db.rows(f"PRAGMA {name}")[0][0]
             for name in ("journal_mode", "foreign_keys", "synchronous", "busy_timeout")
         }
         assert pragmas == {
@@ -38,34 +45,72 @@ def test_a_new_database_gets_every_migration_recorded(tmp_path):
             "synchronous": 1,  # NORMAL
             "busy_timeout": 30_000,
         }
-        assert history._conn.isolation_level is None
-    assert [name for name, _ in _migrations(path)] == list(NAMES)
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert history._db.conn.isolation_level is None
 
 
-def test_reopening_applies_nothing_and_keeps_the_runs(tmp_path):
-    path = tmp_path / "h.sqlite3"
-    with History.open(path) as history:
+def test_reopening_applies_nothing_and_keeps_the_runs(db_url):
+    with History.open(db_url) as history:
         save(history)
-    recorded = _migrations(path)
-    with History.open(str(path)) as again:
+    recorded = raw(db_url, "SELECT name, applied_at FROM schema_migrations ORDER BY name")
+    with History.open(db_url) as again:
         assert again.applied == ()
         assert [r.run_id for r in again.runs()] == [1]
-    assert _migrations(path) == recorded
+    assert raw(db_url, "SELECT name, applied_at FROM schema_migrations ORDER BY name") == recorded
 
 
-def test_a_newer_schema_is_refused_and_left_unchanged(tmp_path):
-    path = tmp_path / "h.sqlite3"
-    with History.open(path) as history:
+def test_a_newer_schema_is_refused_and_left_unchanged(db_url):
+    with History.open(db_url) as history:
         save(history)
-    with sqlite3.connect(path) as conn:
-        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
-    conn.close()
-    before = _snapshot(path)
-    with pytest.raises(HistoryError, match=r"newer auditor \(schema 3, this one knows 2\)"):
-        History.open(path)
-    assert _snapshot(path) == before
+    newer = make_newer(db_url)
+    before = snapshot(db_url)
+    message = rf"newer auditor \(schema {newer}, this one knows {len(MIGRATIONS)}\)"
+    with pytest.raises(HistoryError, match=message):
+        History.open(db_url)
+    assert snapshot(db_url) == before
+
+
+@pytest.mark.parametrize("version", range(len(MIGRATIONS)))
+def test_a_history_of_every_earlier_version_is_migrated_with_its_runs(db_url, version):
+    """A database left at ``version`` (its runs written with the tables of then) opens
+    with the missing migrations applied, its runs readable, and takes new runs."""
+    location = locate(db_url)
+    database, _ = _connect_at(location, version)
+    if version >= 1:  # a run in the tables of the first version
+        database.execute(
+            "INSERT INTO sites (id, origin, created_at) VALUES (1, 'https://old.example', ?)",
+            ("2026-01-01T00:00:00.000000+00:00",),
+        )
+        database.execute(
+            "INSERT INTO runs (id, site_id, started_at, finished_at, verdict, recheck_days,"
+            " result) VALUES (1, 1, ?, ?, 'trusted', NULL, '{}')",
+            ("2026-01-01T00:00:00.000000+00:00", "2026-01-01T00:01:00.000000+00:00"),
+        )
+    database.close()
+    with History.open(db_url) as history:
+        assert history.applied == NAMES[version:]
+        old = [(r.run_id, r.site, r.verdict) for r in history.runs()]
+        assert old == ([(1, "https://old.example", "trusted")] if version else [])
+        assert save(history, started=STARTED) == len(old) + 1
+        assert len(history.runs()) == len(old) + 1
+    assert len(raw(db_url, "SELECT name FROM schema_migrations")) == len(MIGRATIONS)
+
+
+def _connect_at(location, version):  # type: ignore[no-untyped-def]
+    """A database with only the first ``version`` migrations applied."""
+    import auditor.history.db as db
+
+    database = db._open(location)
+    database.prepare()
+    return database, migrate(database, upto=version)
+
+
+def test_the_auditor_db_variable_may_name_either_kind(db_url, monkeypatch):
+    monkeypatch.setenv("AUDITOR_DB", db_url)
+    with History.open() as history:
+        save(history)
+        assert history.dialect == ("postgresql" if is_postgres(db_url) else "sqlite")
+    with History.open(db_url) as history:
+        assert [r.run_id for r in history.runs()] == [1]
 
 
 @pytest.mark.parametrize(
@@ -96,15 +141,13 @@ def test_a_truncated_history_is_refused_and_left_unchanged(tmp_path):
     assert _snapshot(path) == before
 
 
-def test_someone_elses_sqlite_database_is_refused_and_left_unchanged(tmp_path):
-    path = tmp_path / "notes.db"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE notes (body TEXT)")
-    conn.close()
-    before = _snapshot(path)
+def test_someone_elses_database_is_refused_and_left_unchanged(db_url):
+    raw(db_url, "CREATE TABLE notes (body TEXT)")
+    raw(db_url, "INSERT INTO notes VALUES ('mine')")
+    before = snapshot(db_url)
     with pytest.raises(HistoryError, match=r"of something else \(tables: notes\)"):
-        History.open(path)
-    assert _snapshot(path) == before
+        History.open(db_url)
+    assert snapshot(db_url) == before
 
 
 def test_an_empty_file_is_a_new_database(tmp_path):
