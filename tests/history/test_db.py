@@ -219,9 +219,10 @@ def test_an_old_history_is_migrated_and_its_pages_read_without_blocks(tmp_path):
     path = tmp_path / "old.sqlite3"
     _old_database(path)
     with History.open(path) as history:
-        assert history.applied == ("0002-page-changes",)
+        assert history.applied == NAMES[1:]
         (old,) = history.pages(1)
         assert old.fp_exact == "ab" and old.fp_blocks is None and old.content_changed is None
         run_id = save(history)
         assert history.pages(run_id) == pages()
-    assert [name for name, _ in _migrations(path)] == list(NAMES)
+    recorded = raw(str(path), "SELECT name FROM schema_migrations ORDER BY name")
+    assert [name for (name,) in recorded] == list(NAMES)
