@@ -1,0 +1,68 @@
+"""Plain example tests for the defects the fuzz suite found, one per defect, kept forever.
+
+Each was first a falsifying example of a property in this folder; written out here
+so the defect stays covered whatever the properties draw next.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from tests.fuzz.sitemaps import read
+
+URLSET = (
+    '<?xml version="1.0" encoding="{encoding}"?>\n'
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    "<url><loc>https://example.com/{path}</loc></url></urlset>\n"
+)
+
+
+# -- formats.py: the first chunk decided too much -----------------------------------------------
+
+
+@pytest.mark.parametrize("first", [1, 2])
+def test_a_utf8_bom_split_across_the_first_chunks_is_still_skipped(first):
+    data = codecs.BOM_UTF8 + URLSET.format(encoding="UTF-8", path="a").encode()
+    result = read([data[:first], data[first:]])
+    assert result.kind == "urlset"
+    assert result.records == [("https://example.com/a", None, None)]
+    assert result.problems == []
+
+
+@pytest.mark.parametrize("encoding", ["Shift_JIS", "EUC-JP", "GB18030", "Big5", "EUC-KR"])
+def test_an_xml_declaration_split_across_chunks_still_names_the_encoding(encoding):
+    path = "中文" if encoding in ("GB18030", "Big5") else "한국" if encoding == "EUC-KR" else "日本"
+    data = URLSET.format(encoding=encoding, path=path).encode(encoding)
+    result = read([data[:20], data[20:]])
+    assert result.problems == []
+    assert result.records == [(f"https://example.com/{path}", None, None)]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        codecs.BOM_UTF8 + URLSET.format(encoding="UTF-8", path="日本").encode(),
+        URLSET.format(encoding="Shift_JIS", path="日本").encode("shift_jis"),
+    ],
+)
+def test_a_file_read_one_byte_at_a_time_reads_as_a_whole(data):
+    whole = read([data])
+    dripped = read([data[i : i + 1] for i in range(len(data))])
+    assert (dripped.kind, dripped.records, dripped.problems) == (
+        whole.kind,
+        whole.records,
+        whole.problems,
+    )
+
+
+# -- formats.py: a file of nothing but blanks had no problem -----------------------------------
+
+
+@pytest.mark.parametrize("data", [b"\x1f", b"\x0c\x0b", b"\x1c\n\x1d\n", "\u3000\n".encode()])
+def test_text_of_only_unicode_blanks_is_not_a_sitemap(data):
+    result = read([data])
+    assert result.kind is None
+    assert result.records == []
+    assert [code for code, _ in result.problems] == ["not-a-sitemap"]
