@@ -10,6 +10,7 @@ import codecs
 
 import pytest
 
+from auditor.walker.discovery import sitemaps_from_robots
 from tests.fuzz.sitemaps import read
 
 URLSET = (
@@ -66,3 +67,13 @@ def test_text_of_only_unicode_blanks_is_not_a_sitemap(data):
     assert result.kind is None
     assert result.records == []
     assert [code for code, _ in result.problems] == ["not-a-sitemap"]
+
+
+# -- discovery.py: Sitemap lines after a bare CR were missed -----------------------------------
+
+
+@pytest.mark.parametrize("end", ["\r", "\r\n", "\n"])
+def test_sitemap_lines_are_found_whatever_ends_the_lines(end):
+    text = end.join(["User-agent: *", "Disallow:", "Sitemap: /a.xml", "sitemap: /b.xml", ""])
+    found = sitemaps_from_robots(text, "https://example.com")
+    assert found == ["https://example.com/a.xml", "https://example.com/b.xml"]
