@@ -7,9 +7,11 @@ so the defect stays covered whatever the properties draw next.
 from __future__ import annotations
 
 import codecs
+from datetime import UTC, datetime
 
 import pytest
 
+from auditor.evidence import read_page
 from auditor.walker.discovery import sitemaps_from_robots
 from tests.fuzz.sitemaps import read
 
@@ -77,3 +79,47 @@ def test_sitemap_lines_are_found_whatever_ends_the_lines(end):
     text = end.join(["User-agent: *", "Disallow:", "Sitemap: /a.xml", "sitemap: /b.xml", ""])
     found = sitemaps_from_robots(text, "https://example.com")
     assert found == ["https://example.com/a.xml", "https://example.com/b.xml"]
+
+
+# -- evidence: a node about another page outranked the page's own tags ---------------------------
+
+_TEASER = (
+    '<script type="application/ld+json">{"@context": "https://schema.org", "@type": "Article",'
+    ' "url": "https://example.com/other", "dateModified": "2001-02-03T04:05:06Z",'
+    ' "datePublished": "2001-02-03T04:05:06Z"}</script>'
+)
+
+
+@pytest.mark.parametrize(
+    ("own", "source"),
+    [
+        ('<meta property="article:modified_time" content="2024-05-03T10:00:00Z">'
+         '<meta property="article:published_time" content="2024-05-03T10:00:00Z">', "opengraph"),
+        ('<meta name="dcterms.modified" content="2024-05-03T10:00:00Z">'
+         '<meta name="dcterms.issued" content="2024-05-03T10:00:00Z">', "meta"),
+    ],
+)  # fmt: skip
+def test_a_node_about_another_page_never_outranks_the_pages_own_tags(own, source):
+    html = f"<html><head>{own}{_TEASER}</head><body><p>story</p></body></html>".encode()
+    evidence = read_page(
+        html,
+        url="https://example.com/news/story",
+        headers={"Content-Type": "text/html"},
+        status=200,
+        fetched_at=datetime(2026, 11, 29, tzinfo=UTC),
+    )
+    for found in (evidence.date_modified, evidence.date_published):
+        assert found is not None
+        assert (found.raw, found.source) == ("2024-05-03T10:00:00Z", source)
+
+
+def test_a_node_about_another_page_is_still_read_when_nothing_else_dates_the_page():
+    html = f"<html><head>{_TEASER}</head><body><p>story</p></body></html>".encode()
+    evidence = read_page(
+        html,
+        url="https://example.com/news/story",
+        headers={"Content-Type": "text/html"},
+        status=200,
+        fetched_at=datetime(2026, 11, 29, tzinfo=UTC),
+    )
+    assert evidence.date_modified is not None and evidence.date_modified.source == "json-ld"
