@@ -50,6 +50,14 @@ NOISE = (
     "comments",
 )
 PLACEMENTS = ("alone", "graph", "list", "main-entity", "cdata", "trailing-comma")
+SYNTAXES = ("json-ld", "json-ld", "microdata", "opengraph", "meta")
+#: Noise that rightly outranks a syntax: a date of this page stated in a stronger place.
+OUTRANKS = {
+    "json-ld": frozenset(),
+    "microdata": frozenset(),
+    "opengraph": frozenset({"webpage", "opengraph"}),
+    "meta": frozenset({"webpage", "opengraph", "meta"}),
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class Page:
     value_shape: str = "string"  # string | list | @value
     article_url: str | None = URL  # how the article names its page (None: not at all)
     noise: tuple[str, ...] = ()
+    syntax: str = "json-ld"  # what carries the page's own dates: one of SYNTAXES
 
 
 def _date_value(text: str, shape: str) -> object:
@@ -74,11 +83,38 @@ def _article(page: Page) -> dict:
     node: dict = {"@type": "NewsArticle", "headline": page.title}
     if page.article_url is not None:
         node["mainEntityOfPage"] = {"@type": "WebPage", "@id": page.article_url}
+    if page.syntax != "json-ld":
+        return node
     if page.modified is not None:
         node["dateModified"] = _date_value(page.modified, page.value_shape)
     if page.published is not None:
         node["datePublished"] = _date_value(page.published, page.value_shape)
     return node
+
+
+def _own_dates(page: Page) -> tuple[str, str]:
+    """The page's own dates in microdata, OpenGraph or meta tags: (in head, in body)."""
+    pairs = [("dateModified", page.modified), ("datePublished", page.published)]
+    dated = [(name, value) for name, value in pairs if value is not None]
+    if page.syntax == "microdata":
+        props = "".join(f"<meta itemprop={quoteattr(n)} content={quoteattr(v)}>" for n, v in dated)
+        return "", (
+            '<div itemscope itemtype="https://schema.org/NewsArticle">'
+            f'<link itemprop="mainEntityOfPage" href={quoteattr(URL)}>{props}</div>'
+        )
+    names = {
+        "opengraph": {
+            "dateModified": "article:modified_time",
+            "datePublished": "article:published_time",
+        },
+        "meta": {"dateModified": "datemodified", "datePublished": "datepublished"},
+    }.get(page.syntax)
+    if names is None:
+        return "", ""
+    attribute = "property" if page.syntax == "opengraph" else "name"
+    return "".join(
+        f"<meta {attribute}={quoteattr(names[n])} content={quoteattr(v)}>" for n, v in dated
+    ), ""
 
 
 def _noise_nodes(page: Page) -> list[dict]:
@@ -160,11 +196,13 @@ def render(page: Page, charset_meta: str | None = None) -> str:
     nav = '<nav><a href="/">Home</a> <a href="/news">News</a></nav>' if frame else ""
     footer = '<footer class="site-footer">(c) Example</footer>' if frame else ""
     aside = '<aside class="related">Related stories</aside>' if frame else ""
+    own_head, own_body = _own_dates(page)
     return (
         f"<!DOCTYPE html><html lang=en><head>{meta}<title>{escape(page.title)}</title>"
-        f'<link rel="canonical" href={quoteattr(URL)}>{_head_noise(page)}{_jsonld(page)}</head>'
+        f'<link rel="canonical" href={quoteattr(URL)}>{_head_noise(page)}{own_head}'
+        f"{_jsonld(page)}</head>"
         f"<body>{nav}<main><article><h1>{escape(page.title)}</h1>{paragraphs}</article>"
-        f"{aside}</main>{_body_noise(page)}{footer}</body></html>"
+        f"{aside}</main>{own_body}{_body_noise(page)}{footer}</body></html>"
     )
 
 
@@ -185,7 +223,11 @@ page_dates = st.one_of(
 
 @st.composite
 def pages(draw: st.DrawFn, extra: str = "éü日本") -> Page:
+    syntax = draw(st.sampled_from(SYNTAXES))
+    noise = draw(st.lists(st.sampled_from(NOISE), unique=True))
     return Page(
+        syntax=syntax,
+        noise=tuple(n for n in noise if n not in OUTRANKS[syntax]),
         title=draw(_words(extra)),
         paragraphs=tuple(draw(st.lists(_words(extra), min_size=1, max_size=5))),
         modified=draw(st.none() | page_dates | page_dates),
@@ -193,5 +235,4 @@ def pages(draw: st.DrawFn, extra: str = "éü日本") -> Page:
         placement=draw(st.sampled_from(PLACEMENTS)),
         value_shape=draw(st.sampled_from(["string", "string", "list", "@value"])),
         article_url=draw(st.sampled_from([URL, URL + "#article", "/news/story", None])),
-        noise=tuple(draw(st.lists(st.sampled_from(NOISE), unique=True))),
     )

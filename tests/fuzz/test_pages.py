@@ -2,10 +2,11 @@
 
 Properties:
 
-- the article's own dateModified and datePublished win over every other date on
-  the page (the site's, the publisher's, the WebPage's, teasers', OpenGraph and
-  meta tags), whatever the JSON-LD shape (``@graph``, lists, ``mainEntity``,
-  CDATA wrappers, trailing commas) and whatever broken block sits beside it;
+- the page's own dateModified and datePublished (in JSON-LD, microdata, OpenGraph
+  or meta tags) win over every other date on the page (the site's, the
+  publisher's, teasers' and related items' of other pages, weaker tags), whatever
+  the JSON-LD shape (``@graph``, lists, ``mainEntity``, CDATA wrappers, trailing
+  commas) and whatever broken block sits beside it;
 - a page reads the same in any encoding it is correctly declared in (header
   charset, ``<meta charset>``, BOM);
 - any bytes with any headers give a PageEvidence whose JSON (``auditor page
@@ -63,8 +64,9 @@ def assert_evidence_invariants(evidence: PageEvidence) -> None:
 
 @fuzz(100)
 @given(pages(), st.booleans())
-def test_the_articles_own_dates_win_over_every_other_date(page, rdfa):
+def test_the_pages_own_dates_win_over_every_other_date(page, rdfa):
     evidence = read(render(page).encode(), rdfa=rdfa)
+    event(f"own dates in {page.syntax}")
     assert_evidence_invariants(evidence)
     assert evidence.error is None
     for written, found in (
@@ -79,8 +81,8 @@ def test_the_articles_own_dates_win_over_every_other_date(page, rdfa):
         assert (found.value, found.precision, found.source) == (
             meant.value,
             meant.precision,
-            "json-ld",
-        )
+            page.syntax,
+        ), f"{page.syntax} date lost to {found.source} {found.node_type} ({page.noise})"
         assert found.raw != OTHER_DATE or written == OTHER_DATE
     if "broken-json-ld" in page.noise:
         assert "invalid-json-ld" in evidence.notes
