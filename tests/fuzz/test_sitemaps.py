@@ -31,6 +31,7 @@ from tests.fuzz.budget import fuzz
 from tests.fuzz.sitemaps import (
     ENCODINGS,
     KINDS,
+    SPELLINGS,
     Sitemap,
     chunk,
     chunkings,
@@ -88,7 +89,22 @@ def test_a_well_formed_file_reads_back_exactly_however_it_arrives(case, how, mem
 
 
 @st.composite
+def misdeclared_files(draw: st.DrawFn) -> bytes:
+    """A file in one encoding whose declaration (or BOM) names another."""
+    actual = draw(st.sampled_from(sorted(ENCODINGS)))
+    declared = draw(st.sampled_from(sorted(ENCODINGS)).filter(lambda e: e != actual))
+    sitemap = draw(sitemaps(kinds=("urlset", "rss", "atom"), extra=ENCODINGS[actual]))
+    text = render(sitemap)
+    head = f'<?xml version="1.0" encoding="{SPELLINGS[declared][0]}"?>\n'
+    bom = draw(st.sampled_from([b"", b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"]))
+    codec = actual.replace("utf-8-sig", "utf-8")
+    return bom + (head + text).encode(codec)
+
+
+@st.composite
 def broken_files(draw: st.DrawFn) -> bytes:
+    if draw(st.integers(0, 3)) == 0:
+        return draw(misdeclared_files())
     _, data = draw(encoded_sitemaps())
     return draw(mutated(data))
 
