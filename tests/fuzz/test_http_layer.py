@@ -370,16 +370,16 @@ def test_a_sitemap_dripping_whitespace_past_the_deadline_is_a_timeout(raw, fille
 
 @pytest.mark.xfail(strict=True, reason="issue 10: fixed on branch http")
 @fuzz(4, shrink=False)
-@given(st.integers(1, 40), st.sampled_from(["drip", "stall"]))
-def test_a_body_cut_by_the_deadline_is_never_taken_as_complete(raw, count, how):
+@given(st.integers(1, 40))
+def test_a_body_cut_by_the_deadline_is_never_taken_as_complete(raw, count):
+    """A close-delimited body still arriving, a piece every 0.1 s, when the deadline ends it.
+
+    (Pieces keep coming so that no per-read socket timeout fires first: the deadline's
+    watchdog is what ends the read, which is the case that went unnoticed.)
+    """
     body = urlset(raw.origin, count)
-    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n\r\n"  # close-delimited
-    rest = (
-        [Send(body, pieces=len(body), gap=0.01)]
-        if how == "drip"
-        else [Send(body[: len(body) // 2]), Hang()]
-    )
-    raw.script = lambda _request: [Send(head), *rest, Close()]
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n\r\n"  # no length: ends at close
+    raw.script = lambda _request: [Send(head), Send(body, pieces=len(body), gap=0.1), Close()]
     with HttpClient(options(timeout=0.5)) as client:
         result = client.get(raw.url("/sitemap.xml"))
         assert isinstance(result, Response)

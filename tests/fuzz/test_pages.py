@@ -30,8 +30,8 @@ from auditor.evidence import parse_page_date, read_page, read_page_file
 from auditor.evidence.model import SOURCES, PageEvidence
 from auditor.models import PRECISIONS
 from tests.fuzz.budget import fuzz
+from tests.fuzz.mutations import HOSTILE_TOKENS, mutated
 from tests.fuzz.pages import OTHER_DATE, PAGE_ENCODINGS, URL, pages, render
-from tests.fuzz.sitemaps import HOSTILE_TOKENS, mutated
 
 FETCHED_AT = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
 HTML_HEADERS = {"Content-Type": "text/html; charset=utf-8", "Date": "Sun, 29 Nov 2026 20:00:00 GMT"}

@@ -25,6 +25,7 @@ from auditor.http import HttpClient, HttpOptions
 from auditor.sampler.robots import ROBOTS_MAX_BYTES, RobotsPolicy, fetch_robots
 from auditor.walker import Walk, WalkOptions
 from tests.fuzz.budget import fuzz
+from tests.fuzz.mutations import mutated
 from tests.loopback import LoopbackServer, send
 
 AGENTS = ("*", "auditor", "AUDITOR", "googlebot", "otherbot")
@@ -189,8 +190,6 @@ def hostile_robots(draw: st.DrawFn) -> bytes:
     if kind == "huge":  # over the cap: many rules, then more
         return b"User-agent: *\n" + b"Disallow: /x*y*z$\n" * 40_000
     clean = render(draw(robots_files()), "http://127.0.0.1")
-    from tests.fuzz.sitemaps import mutated
-
     return draw(mutated(clean))
 
 

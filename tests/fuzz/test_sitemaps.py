@@ -28,6 +28,7 @@ from auditor.http.body import Body
 from auditor.models import PROBLEM_CODES
 from auditor.walker.formats import FORMAT_KINDS, SitemapReader
 from tests.fuzz.budget import fuzz
+from tests.fuzz.mutations import mutated
 from tests.fuzz.sitemaps import (
     ENCODINGS,
     KINDS,
@@ -40,7 +41,6 @@ from tests.fuzz.sitemaps import (
     expected,
     gzip_members,
     gzip_pieces,
-    mutated,
     read,
     render,
     sitemaps,

@@ -29,6 +29,7 @@ from auditor.models import PROBLEM_CODES, SitemapEntry
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.output import jsonl_line
 from tests.fuzz.budget import fuzz
+from tests.fuzz.mutations import mutated
 from tests.fuzz.sitemaps import (
     ORIGIN,
     Entry,
@@ -37,7 +38,6 @@ from tests.fuzz.sitemaps import (
     encoded_sitemaps,
     expected,
     gzip_members,
-    mutated,
     sitemaps,
 )
 from tests.loopback import LoopbackServer, send
