@@ -15,12 +15,14 @@ every encoding it may come in:
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import re
 import tracemalloc
 import zlib
 from dataclasses import replace
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -44,6 +46,7 @@ from tests.fuzz.sitemaps import (
     read,
     render,
     sitemaps,
+    split,
 )
 
 MiB = 1024 * 1024
@@ -280,15 +283,33 @@ def test_a_cut_gzip_stream_keeps_what_was_inflated_before_the_cut(case, members,
     else:
         assert records == want[: len(records)]
     member_ends = set(itertools.accumulate(len(p) for p in pieces))
-    if cut not in member_ends or sitemap.kind != "text":  # a text file cut between members
-        assert body.problem is not None or problems  # looks whole: nothing can tell
+    # A text file cut between members looks whole: nothing can tell. One byte into the next
+    # member is the known defect of the xfail test below, left out here.
+    if sitemap.kind != "text" or not ({cut, cut - 1} & member_ends):
+        assert body.problem is not None or problems
     assert body.problem is None or body.problem[0] in _BODY_CODES
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="auditor/http/body.py: a lone 0x1f after the last complete member is taken for "
+    "trailing garbage (gzip and Python's gzip call it a truncated stream); not fixed here: "
+    "auditor/http is another helper's",
+)
+@pytest.mark.parametrize("chunks", [1, 2])
+def test_a_gzip_stream_cut_one_byte_into_its_next_member_is_not_read_as_whole(chunks):
+    first, second = gzip.compress(b"https://example.com/a\n"), gzip.compress(b"https://b/\n")
+    data = first + second[:1]
+    body = Body(iter(split(data, [len(first)]) if chunks == 2 else [data]))
+    records, _problems, _kind = read_body(body)
+    assert records == [("https://example.com/a", None, None)]
+    assert body.problem is not None and body.problem[0] == "not-well-formed"
 
 
 @fuzz(40)
 @given(
     encoded_sitemaps(kinds=("urlset", "sitemapindex", "rss")),
-    st.binary(min_size=1, max_size=40).filter(lambda b: not b.startswith(b"\x1f\x8b")),
+    st.binary(min_size=1, max_size=40).filter(lambda b: not b.startswith(b"\x1f")),
     chunkings(),
 )
 def test_garbage_after_the_last_gzip_member_is_ignored(case, garbage, how):
