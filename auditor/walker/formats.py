@@ -48,6 +48,7 @@ _HTML_START = re.compile(
     rb"(?:<!--.*?-->\s*)*<(?:!doctype\s+html(?:\s[^\[>]*)?>|html[\s>])", re.I | re.S
 )
 _URL_START = re.compile(r"https?://", re.IGNORECASE)
+_LINE_END = re.compile(r"\r\n?|\n")
 _LOC, _LASTMOD, _NEWS = 0, 1, 2
 # Text pending between two end tags is bounded (a whitespace bomb must not pile up).
 _MAX_TEXT_PIECES = 8
@@ -149,7 +150,8 @@ class SitemapReader:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pending = ""
         for chunk in chunks:
-            lines = (pending + decoder.decode(chunk)).split("\n")
+            # A bare CR ends a line too; a CRLF split across chunks only makes a blank line.
+            lines = _LINE_END.split(pending + decoder.decode(chunk))
             pending = lines.pop()
             batch = self._text_records(lines)
             if batch is None:

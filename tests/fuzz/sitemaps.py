@@ -289,7 +289,7 @@ def urls(origin: str = ORIGIN, extra: str = "", spaces: bool = True) -> st.Searc
 
 def styles(kind: str) -> st.SearchStrategy[Style]:
     if kind == "text":
-        ends = st.sampled_from(["\n", "\r\n"])
+        ends = st.sampled_from(["\n", "\r\n", "\r"])
         return st.builds(Style, padding=st.sampled_from(["", " ", "\t"]), line_end=ends)
     return st.builds(
         Style,

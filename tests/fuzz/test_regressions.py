@@ -123,3 +123,16 @@ def test_a_node_about_another_page_is_still_read_when_nothing_else_dates_the_pag
         fetched_at=datetime(2026, 11, 29, tzinfo=UTC),
     )
     assert evidence.date_modified is not None and evidence.date_modified.source == "json-ld"
+
+
+# -- formats.py: a text sitemap whose lines end in a bare CR read as one URL ---------------------
+
+
+def test_a_text_sitemap_with_bare_cr_line_ends_has_one_url_a_line():
+    data = b"https://example.com/a\rhttps://example.com/b\r"
+    result = read([data[:22], data[22:]])
+    assert result.records == [
+        ("https://example.com/a", None, None),
+        ("https://example.com/b", None, None),
+    ]
+    assert result.problems == []
