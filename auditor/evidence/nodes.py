@@ -4,7 +4,8 @@ A page's structured data describes many things: the site (WebSite), its
 publisher (Organization), the page (WebPage), and what the page is about
 (NewsArticle). Dates are taken from the node that is this page's content:
 
-1. nodes whose ``url``/``@id``/``mainEntityOfPage`` names *another* page come last;
+1. nodes whose ``url``/``@id``/``mainEntityOfPage`` names *another* page come last
+   (after the page's own OpenGraph and meta tags too: see ``structured.py``);
 2. then by kind: an article-like type, then any other content type, then the
    WebPage family; site-wide types (WebSite, Organization...) are never used,
    since their dates describe the site, not this page;
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-__all__ = ["Node", "flatten", "page_keys", "rank", "url_key"]
+__all__ = ["Node", "flatten", "names_another_page", "page_keys", "rank", "url_key"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -164,6 +165,11 @@ def _kind(node: Node) -> int | None:
     if not names or names <= SITE_WIDE_TYPES:
         return None
     return 1
+
+
+def names_another_page(node: Node, keys: frozenset[str], base: str) -> bool:
+    """True when the node's URLs name a page other than this one (a teaser, a related item)."""
+    return _url_status(node, keys, base) == _OTHER
 
 
 def rank(nodes: list[Node], keys: frozenset[str], base: str) -> list[Node]:

@@ -6,7 +6,9 @@ Sources are tried in this order, and the first readable date wins:
    RDFa, ranked by :func:`auditor.evidence.nodes.rank`;
 2. OpenGraph (``article:modified_time``, ``og:updated_time``; ``article:published_time``);
 3. other meta tags (``last-modified``, ``dcterms.modified``, ``itemprop=dateModified``
-   outside any item...).
+   outside any item...);
+4. last, nodes that name another page (teasers, related items): their dates are
+   another page's, used only when nothing else dates this one.
 
 Nothing here raises on a page's content: broken JSON-LD is counted and noted,
 an extractor that fails is noted and skipped.
@@ -24,7 +26,7 @@ from lxml import etree
 from auditor.evidence.dates import parse_page_date
 from auditor.evidence.jsonld import read_jsonld
 from auditor.evidence.model import DatedValue
-from auditor.evidence.nodes import Node, flatten, page_keys, rank, short_type
+from auditor.evidence.nodes import Node, flatten, names_another_page, page_keys, rank, short_type
 
 __all__ = ["StructuredData", "read_structured"]
 
@@ -93,16 +95,22 @@ def read_structured(
         nodes += flatten([_rdfa_item(item) for item in rdfa], "rdfa")
     keys = page_keys([*urls, *_canonical_urls(tree, opengraph)])
     ranked = rank(nodes, keys, base)
+    own: list[Node] = []
+    elsewhere: list[Node] = []  # nodes naming another page: dated last (module docstring)
+    for node in ranked:
+        (elsewhere if names_another_page(node, keys, base) else own).append(node)
     meta = _meta_tags(tree)
     modified = _first(
-        _from_nodes(ranked, "dateModified"),
+        _from_nodes(own, "dateModified"),
         _from_og(opengraph, OG_MODIFIED),
         _from_meta(meta, META_MODIFIED),
+        _from_nodes(elsewhere, "dateModified"),
     )
     published = _first(
-        _from_nodes(ranked, "datePublished"),
+        _from_nodes(own, "datePublished"),
         _from_og(opengraph, OG_PUBLISHED),
         _from_meta(meta, META_PUBLISHED),
+        _from_nodes(elsewhere, "datePublished"),
     )
     items = (*blocks, *microdata, *opengraph)
     return StructuredData(modified, published, items, tuple(notes))

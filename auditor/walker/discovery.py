@@ -85,7 +85,8 @@ def decode_robots(raw: bytes) -> str:
 def sitemaps_from_robots(text: str, site: str) -> list[str]:
     """Every ``Sitemap:`` URL in a robots.txt, resolved against the site, in order, once each."""
     found: list[str] = []
-    for match in _SITEMAP_LINE.finditer(text.lstrip("\ufeff")):
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")  # CR ends lines too
+    for match in _SITEMAP_LINE.finditer(text):
         url = urljoin(site + "/", match.group(1))
         if urlsplit(url).scheme in ("http", "https") and url not in found:
             found.append(url)

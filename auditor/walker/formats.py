@@ -33,6 +33,8 @@ FORMAT_KINDS = ("urlset", "sitemapindex", "rss", "atom", "text")
 Record = tuple[str | None, str | None, str | None]  # loc, lastmod, news publication date
 
 _WHITESPACE = b" \t\r\n"
+#: Bytes read ahead before judging a file: room for a BOM, an XML declaration, an HTML start.
+_PROBE_SIZE = 1024
 _UTF8_BOM = codecs.BOM_UTF8
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
@@ -46,6 +48,7 @@ _HTML_START = re.compile(
     rb"(?:<!--.*?-->\s*)*<(?:!doctype\s+html(?:\s[^\[>]*)?>|html[\s>])", re.I | re.S
 )
 _URL_START = re.compile(r"https?://", re.IGNORECASE)
+_LINE_END = re.compile(r"\r\n?|\n")
 _LOC, _LASTMOD, _NEWS = 0, 1, 2
 # Text pending between two end tags is bounded (a whitespace bomb must not pile up).
 _MAX_TEXT_PIECES = 8
@@ -128,22 +131,17 @@ class SitemapReader:
     def batches(self, chunks: Iterable[bytes]) -> Iterator[list[Record]]:
         """Yield the file's records in batches, as the bytes arrive."""
         stream = iter(chunks)
-        head = b""
-        for chunk in stream:  # skip a BOM and whitespace to see the first real byte
-            head = (head + chunk).lstrip(_WHITESPACE)
-            if head.startswith(_UTF8_BOM):
-                head = head[len(_UTF8_BOM) :].lstrip(_WHITESPACE)
-            if head:
-                break
+        head = _read_head(stream)
         if not head:
             self.problems.append(("not-a-sitemap", "empty response"))
             return
         rest = prepend(head, stream)
-        if _HTML_START.match(head):
+        probe = head[:_PROBE_SIZE]  # decide on the same bytes however the file was chunked
+        if _HTML_START.match(probe):
             self.problems.append(("not-a-sitemap", "root element html (an HTML page)"))
             return
-        if head[:1] == b"<" or head[:2] in _UTF16_BOMS:
-            yield from self._xml_batches(head, rest)
+        if probe[:1] == b"<" or probe[:2] in _UTF16_BOMS:
+            yield from self._xml_batches(probe, rest)
         else:
             yield from self._text_batches(rest)
 
@@ -152,7 +150,8 @@ class SitemapReader:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pending = ""
         for chunk in chunks:
-            lines = (pending + decoder.decode(chunk)).split("\n")
+            # A bare CR ends a line too; a CRLF split across chunks only makes a blank line.
+            lines = _LINE_END.split(pending + decoder.decode(chunk))
             pending = lines.pop()
             batch = self._text_records(lines)
             if batch is None:
@@ -162,6 +161,8 @@ class SitemapReader:
         batch = self._text_records([pending + decoder.decode(b"", final=True)])
         if batch:
             yield batch
+        if self.kind is None and not self.problems:  # only characters str.strip() removes
+            self.problems.append(("not-a-sitemap", "plain text without a single URL"))
 
     def _text_records(self, lines: list[str]) -> list[Record] | None:
         batch: list[Record] = []
@@ -354,6 +355,27 @@ class SitemapReader:
 
         parser.StartElementHandler = start
         parser.EndElementHandler = end
+
+
+def _read_head(stream: Iterator[bytes]) -> bytes:
+    """The file's first bytes, past leading whitespace and a UTF-8 BOM.
+
+    At least ``_PROBE_SIZE`` bytes unless the file is shorter, so that what is
+    judged from the head (BOM, XML declaration, HTML) is the same however the
+    bytes arrived: a network read, a gzip step or a dripping server may hand
+    out the first bytes one at a time.
+    """
+    head = b""
+    judged_bom = False
+    for chunk in stream:
+        head = (head + chunk).lstrip(_WHITESPACE)
+        if not judged_bom and len(head) >= len(_UTF8_BOM):
+            judged_bom = True
+            if head.startswith(_UTF8_BOM):
+                head = head[len(_UTF8_BOM) :].lstrip(_WHITESPACE)
+        if judged_bom and len(head) >= _PROBE_SIZE:
+            break
+    return head
 
 
 def _bound_text(buf: list[str]) -> None:
