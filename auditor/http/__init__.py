@@ -235,9 +235,12 @@ class HttpClient:
             if result.status not in _REDIRECT_STATUSES:
                 result.url, result.redirects = url, seen[1:]
                 return result
-            target = urljoin(current, result.header("location") or "")
             result.close()
             status = result.status
+            target = _redirect_target(current, result.header("location") or "")
+            if target is None:
+                detail = f"{status} to a Location that is not a URL: {result.header('location')!r}"
+                return FetchFailure(url, "http-error", detail[:300], status)
             if (reason := _off_origin(current, target)) is not None:
                 return FetchFailure(url, "redirect", f"{status} {reason}: {target}", status)
             if may_follow is not None and (reason := may_follow(target)) is not None:
@@ -267,6 +270,9 @@ class HttpClient:
             if deadline.expired or isinstance(exc, requests.Timeout):
                 return FetchFailure(url, "timeout", self._timeout_detail())
             return FetchFailure(url, "http-error", f"connection failed: {_short(exc)}")
+        except ValueError as exc:  # requests parses a redirect's Location even unfollowed
+            deadline.cancel()
+            return FetchFailure(url, "http-error", f"unusable response: {_short(exc)}")
         except BaseException:
             deadline.cancel()
             raise
@@ -317,6 +323,17 @@ def same_origin(base: str, target: str) -> bool:
     never does, and another port is another origin.
     """
     return _off_origin(base, target) is None
+
+
+def _redirect_target(current: str, location: str) -> str | None:
+    """The absolute URL a ``Location`` points at, or None when it cannot be parsed
+    (an unclosed IPv6 bracket, a port that is not a number)."""
+    try:
+        target = urljoin(current, location)
+        urlsplit(target).port  # noqa: B018 - validates the host and port
+    except ValueError:
+        return None
+    return target
 
 
 def _off_origin(base: str, target: str) -> str | None:

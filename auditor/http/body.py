@@ -173,7 +173,9 @@ def _inflate(chunks: Iterator[bytes], wbits: int, cap: int) -> Iterator[bytes]:
             data = inflater.unconsumed_tail
             if not data and len(out) < step:
                 break  # this chunk is used up and nothing is pending
-    if not between_members:
+    if not between_members or (carry and GZIP_MAGIC.startswith(carry)):
+        # a member cut off, or the first byte of a next member's magic and nothing more
+        # (gzip -d calls that truncated too; any other lone byte is trailing garbage)
         raise zlib.error("truncated compressed stream")
 
 

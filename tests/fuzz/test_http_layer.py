@@ -20,7 +20,6 @@ import time
 import tracemalloc
 import zlib
 
-import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -253,11 +252,6 @@ def test_redirects_end_in_a_named_outcome_within_the_deadline(raw, kind, status,
 UNPARSABLE_LOCATIONS = ["http://[::1", "//[bad", "http://[127.0.0.1]x/"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="auditor/http: urljoin/urlsplit raise ValueError on an unparsable Location "
-    "and it escapes HttpClient.get (not fixed here: auditor/http is another helper's)",
-)
 @fuzz(3, shrink=False)
 @given(st.sampled_from(UNPARSABLE_LOCATIONS), st.sampled_from(["client", "walker", "page"]))
 def test_an_unparsable_location_is_a_named_failure(raw, location, entry):
@@ -353,10 +347,9 @@ def _read_bomb(raw: RawServer, entry: str, cap: int) -> str | None:
         return "too-large" if page.truncated else None
 
 
-# -- defects being fixed on branch http --------------------------------------------------------
+# -- defects fixed in issue 10 ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: fixed on branch http")
 @fuzz(4, shrink=False)
 @given(st.sampled_from([b" ", b"\n", b"\r\n  "]), st.booleans())
 def test_a_sitemap_dripping_whitespace_past_the_deadline_is_a_timeout(raw, filler, length):
@@ -368,7 +361,6 @@ def test_a_sitemap_dripping_whitespace_past_the_deadline_is_a_timeout(raw, fille
     assert [p.code for p in walk.problems] == ["timeout"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: fixed on branch http")
 @fuzz(4, shrink=False)
 @given(st.integers(1, 40))
 def test_a_body_cut_by_the_deadline_is_never_taken_as_complete(raw, count):

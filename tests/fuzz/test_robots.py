@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -149,7 +148,6 @@ def test_harmless_noise_never_changes_what_robots_txt_allows(loopback, robots, n
     assert_same_decisions(robots, loopback, render(robots, loopback.origin, noise))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: BOM fix on branch main")
 @fuzz(20, shrink=False)
 @given(robots_files(), noises)
 def test_a_leading_bom_never_changes_what_robots_txt_allows(loopback, robots, noise):
