@@ -22,7 +22,8 @@ SHOP = FIXTURES / "evolutions" / "shop"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("shop")
-    options = AuditOptions(sample=SampleOptions(sample=40, delay=0.0), seed=1)
+    # the whole budget: every page is compared, not only until the verdict is decided
+    options = AuditOptions(sample=SampleOptions(sample=40, delay=0.0, sequential=False), seed=1)
     with History.open(folder / "h.sqlite3") as history:
         with LoopbackServer(root=SHOP / "v1") as server:
             audit_site(server.origin, history, options)
