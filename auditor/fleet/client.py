@@ -65,11 +65,13 @@ class GatedHttpClient(HttpClient):
         super().__init__(options)
         self.gate = gate
         self.limit = limit
+        self.refused = 0  # requests not made because the time limit was spent
 
     def get(self, url: str, **kwargs: Any) -> Response | FetchFailure:
         """GET ``url`` in its host's turn (the turn ends when its body is closed)."""
         host = host_of(url)
         if self.limit.spent() or not self.gate.wait_turn(host, until=self.limit.ends_at):
+            self.refused += 1
             return FetchFailure(url, "timeout", self.limit.detail)
         try:
             result = super().get(url, **kwargs)

@@ -18,14 +18,15 @@ def simulated(behaviour: str, seed: int, pages: int = 20) -> SimulatedSite:
 
 
 class HangingServer(SiteServer):
-    """Answers robots.txt, then holds every other request without a word until released."""
+    """Answers robots.txt and the sitemap (index), then holds every other request (the
+    sub-sitemaps, the pages) without a word until released."""
 
     def __init__(self, site: SimulatedSite, *, host: str, release: threading.Event) -> None:
         super().__init__(site, host=host)
         self.release = release
 
     def respond(self, path: str) -> tuple[int, str, str]:
-        if not path.startswith("/robots.txt"):
+        if path not in ("/robots.txt", "/sitemap.xml"):
             self.release.wait()
         return super().respond(path)
 
