@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,19 +34,35 @@ def local_client(concurrency: int) -> Iterator[Client]:
     from distributed import Client, LocalCluster
 
     workers = max(1, min(os.cpu_count() or 1, concurrency))
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=math.ceil(concurrency / workers),
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
+    with _workers_ignore_ctrl_c():
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=math.ceil(concurrency / workers),
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+        )
     try:
         with Client(cluster) as client:
             yield client
     finally:
         cluster.close()
+
+
+@contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """Start worker processes with SIGINT ignored (they inherit it): Ctrl-C reaches the
+    whole process group, and the fleet's owner alone should handle it, by stopping the
+    fleet and closing the cluster, rather than every worker dying with a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def worker_threads(client: Client) -> int:

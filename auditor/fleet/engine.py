@@ -102,7 +102,10 @@ def audit_fleet(
 
     wanted = min(concurrency or default_concurrency(), max(len(found), 1))
     with local_client(wanted) as local:
-        yield from _run(found, history, options, local, wanted, site_timeout, on_progress)
+        # (closing the local cluster ends what is in flight: nothing to cancel first)
+        yield from _run(
+            found, history, options, local, wanted, site_timeout, on_progress, cancel=False
+        )
 
 
 @dataclass
@@ -135,6 +138,8 @@ def _run(
     concurrency: int | None,
     site_timeout: float,
     on_progress: ProgressCallback | None,
+    *,
+    cancel: bool = True,
 ) -> Iterator[AuditResult | SiteFailure]:
     from auditor.fleet.cluster import start_gate, worker_threads
 
@@ -160,7 +165,7 @@ def _run(
                 else:
                     yield save_audit(history, outcome)
     finally:
-        if fleet.running:
+        if fleet.running and cancel:
             client.cancel(list(fleet.running))
         keep_alive.release()
 
