@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.cli_args import positive_float, positive_int
 from auditor.errors import AuditorError, UsageError
+from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["add_fleet_options", "is_fleet", "run_fleet", "sites_of"]
 
 EXIT_OK, EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 130, 143
-_DEFAULT_SITE_TIMEOUT = 1800.0  # auditor.fleet.DEFAULT_SITE_TIMEOUT, without importing it
 
 
 def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = True) -> None:
@@ -52,8 +52,9 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
         "--concurrency",
         type=positive_int,
         metavar="N",
-        help="sites in flight at once (default: 16 per core on this machine, or the "
-        "cluster's worker threads); politeness per host holds whatever N",
+        help=f"sites in flight at once (default: {SITES_PER_CORE} per core here, "
+        f"{default_concurrency()}; on a cluster, its worker threads); politeness per host "
+        "holds whatever N",
     )
     parser.add_argument(
         "--cluster",
@@ -64,10 +65,10 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
     parser.add_argument(
         "--site-timeout",
         type=positive_float,
-        default=_DEFAULT_SITE_TIMEOUT,
+        default=DEFAULT_SITE_TIMEOUT,
         metavar="S",
         help=f"in a fleet, a site not finished after S seconds is recorded as failed "
-        f"(default {_DEFAULT_SITE_TIMEOUT:g})",
+        f"(default {DEFAULT_SITE_TIMEOUT:g})",
     )
 
 

@@ -18,21 +18,17 @@ import typing
 from auditor import _lazy
 
 if typing.TYPE_CHECKING:
-    from auditor.fleet.engine import (
-        DEFAULT_SITE_TIMEOUT,
-        SITES_PER_CORE,
-        audit_fleet,
-        default_concurrency,
-    )
+    from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
+    from auditor.fleet.engine import audit_fleet
     from auditor.fleet.gate import HostGate, HostTable
     from auditor.fleet.outcome import FleetProgress, SiteFailure
     from auditor.fleet.sites import CrawlList, crawl_list
 
 _EXPORTS = {
-    "DEFAULT_SITE_TIMEOUT": "auditor.fleet.engine",
-    "SITES_PER_CORE": "auditor.fleet.engine",
+    "DEFAULT_SITE_TIMEOUT": "auditor.fleet.defaults",
+    "SITES_PER_CORE": "auditor.fleet.defaults",
+    "default_concurrency": "auditor.fleet.defaults",
     "audit_fleet": "auditor.fleet.engine",
-    "default_concurrency": "auditor.fleet.engine",
     "HostGate": "auditor.fleet.gate",
     "HostTable": "auditor.fleet.gate",
     "FleetProgress": "auditor.fleet.outcome",

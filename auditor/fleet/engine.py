@@ -31,13 +31,18 @@ saved; what was saved stays.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from auditor.audit import AuditBundle, AuditOptions, previous_of, save_audit
+from auditor.fleet.defaults import (
+    DEFAULT_SITE_TIMEOUT,
+    HUNG_GRACE,
+    SITES_PER_CORE,
+    default_concurrency,
+)
 from auditor.fleet.outcome import FleetProgress, SiteFailure
 from auditor.fleet.sites import CrawlList, crawl_list
 from auditor.fleet.work import SiteTask, audit_task
@@ -57,21 +62,9 @@ __all__ = [
     "default_concurrency",
 ]
 
-#: Sites in flight per core by default (see the module docstring).
-SITES_PER_CORE = 16
-#: A site's wall-clock bound by default: about five times what a large site takes at
-#: the default delay (a walk of a few dozen files, 50 pages a second or more apart).
-DEFAULT_SITE_TIMEOUT = 1800.0
-#: Seconds past its bound after which a site whose worker says nothing is abandoned.
-HUNG_GRACE = 120.0
 _POLL = 2.0  # seconds between looks at the running sites (progress, the hung)
 
 ProgressCallback = Callable[[FleetProgress], None]
-
-
-def default_concurrency() -> int:
-    """Sites in flight on this machine by default: SITES_PER_CORE per core."""
-    return SITES_PER_CORE * (os.cpu_count() or 1)
 
 
 def audit_fleet(

@@ -115,3 +115,24 @@ def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest
     finally:
         for server in servers:
             server.close()
+
+
+def test_cluster_runs_the_fleet_on_a_dask_scheduler(db, capsys):
+    from distributed import LocalCluster
+
+    servers = [SiteServer(simulated("no-lastmod", n), host=f"127.0.14.{n}") for n in (1, 2)]
+    try:
+        with LocalCluster(
+            n_workers=1, threads_per_worker=2, host="127.0.0.1", dashboard_address=None
+        ) as cluster:
+            code = main(
+                ["audit", *(s.origin for s in servers), "--db", db, "--delay", "0",
+                 "--sample", "4", "--cluster", cluster.scheduler_address]
+            )  # fmt: skip
+        out = capsys.readouterr().out
+    finally:
+        for server in servers:
+            server.close()
+    assert code == 0
+    assert sorted(out.splitlines()[:2]) == sorted(f"{s.origin}: no-lastmod" for s in servers)
+    assert "2 of 2 sites done: 2 no-lastmod; 0 failed" in out
