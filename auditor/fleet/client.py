@@ -17,6 +17,7 @@ is in.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -83,8 +84,24 @@ class GatedHttpClient(HttpClient):
             return result
         status = result.status
         asked = retry_after_seconds(result.header("retry-after")) if status in _OVERLOADED else None
-        result.body.also_on_close(lambda: self.gate.finished(host, status, asked))
+        turn = _Turn(self.gate, host, status, asked)
+        result.body.also_on_close(turn.end)
+        weakref.finalize(result.body, turn.end)  # a body dropped unclosed still ends its turn
         return result
+
+
+class _Turn:
+    """A host's turn held by one response: ended once, by whichever comes first."""
+
+    def __init__(self, gate: HostGate, host: str, status: int, asked: float | None) -> None:
+        self._end: tuple[HostGate, str, int, float | None] | None = (gate, host, status, asked)
+
+    def end(self) -> None:
+        """End the turn (again: nothing)."""
+        if self._end is not None:
+            gate, host, status, asked = self._end
+            self._end = None
+            gate.finished(host, status, asked)
 
 
 class FleetPacer(HostPacer):

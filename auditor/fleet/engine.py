@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 _POLL = 2.0  # seconds between looks at the running sites (progress, the hung)
+_SCATTER_FROM = 20_000  # previous URLs from which a task is scattered ahead
 
 ProgressCallback = Callable[[FleetProgress], None]
 
@@ -145,7 +146,7 @@ def _run(
         while True:
             for site, target in _take(pending, fleet.slots - len(fleet.running)):
                 task = SiteTask(site, target, previous_of(history, site), options, site_timeout)
-                future = client.submit(run_on_worker, task, gate, pure=False)
+                future = client.submit(run_on_worker, _shipped(client, task), gate, pure=False)
                 fleet.running[future] = (site, time.monotonic())
             tell(fleet.progress())
             if not fleet.running:
@@ -166,6 +167,15 @@ def _run(
 def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure:
     """The task a worker runs: one site behind the fleet's host table."""
     return audit_task(task, gate.table())
+
+
+def _shipped(client: Client, task: SiteTask) -> SiteTask | Future:
+    """The task itself, or, when it carries a large previous inventory, the task sent
+    to the cluster ahead (Dask's advice for large arguments: no big graph to ship)."""
+    entries = task.previous.entries
+    if entries is None or len(entries) < _SCATTER_FROM:
+        return task
+    return client.scatter(task, hash=False)
 
 
 def _take(pending: Iterator[tuple[str, str]], count: int) -> list[tuple[str, str]]:

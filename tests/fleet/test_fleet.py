@@ -126,3 +126,26 @@ def test_on_a_cluster_a_hanging_site_and_a_dying_one_do_not_stop_the_fleet(
     assert too_close([good, shared], DELAY) == []
     with sqlite3.connect(database) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_site_with_a_large_previous_inventory_is_sent_ahead(
+    cluster_client, tmp_path, monkeypatch
+):
+    import auditor.fleet.engine as engine
+
+    monkeypatch.setattr(engine, "_SCATTER_FROM", 10)  # 20 URLs count as large here
+    servers = [SiteServer(simulated("accurate-jsonld", n), host=f"127.0.15.{n}") for n in (1, 2)]
+    quick = replace(OPTIONS, sample=replace(OPTIONS.sample, delay=0.0))
+    try:
+        with History.open(tmp_path / "h.sqlite3") as history:
+            for server in servers:
+                audit_site(server.origin, history, quick)
+            again = list(
+                audit_fleet([s.origin for s in servers], history, quick, client=cluster_client)
+            )
+    finally:
+        for server in servers:
+            server.close()
+    assert all(isinstance(r, AuditResult) for r in again), again
+    assert sorted(r.run_id for r in again) == [3, 4]
+    assert all(r.changes is not None for r in again)  # the previous run reached the worker

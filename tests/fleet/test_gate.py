@@ -160,3 +160,19 @@ def test_no_request_once_the_site_time_limit_is_spent():
     assert isinstance(result, FetchFailure) and result.code == "timeout"
     assert "time limit (5 s)" in result.detail
     assert server.log == []
+
+
+def test_a_response_dropped_unclosed_still_ends_its_turn():
+    import gc
+
+    table = HostTable(0.0)
+    with SiteServer(simulated("accurate-jsonld", 1), host="127.0.9.5") as server:
+        client = GatedHttpClient(
+            HttpOptions(timeout=5), HostGate(table, "a", lease=300), TimeLimit.starting_now(60)
+        )
+        dropped = client.get(server.origin + "/robots.txt")
+        assert isinstance(dropped, Response)
+        assert table.ask("127.0.9.5", "b", 300) > 0  # held by the response
+        del dropped
+        gc.collect()
+        assert table.ask("127.0.9.5", "b", 300) == 0
