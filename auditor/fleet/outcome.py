@@ -52,7 +52,7 @@ class FleetProgress:
     @property
     def eta(self) -> float | None:
         """Seconds until the last site is done, at the pace so far (None before the
-        first site is done)."""
+        first site is done, and once the last is)."""
         if not self.done or self.done >= self.total:
-            return None if not self.done else 0.0
+            return None
         return self.elapsed / self.done * (self.total - self.done)

@@ -136,3 +136,36 @@ def test_cluster_runs_the_fleet_on_a_dask_scheduler(db, capsys):
     assert code == 0
     assert sorted(out.splitlines()[:2]) == sorted(f"{s.origin}: no-lastmod" for s in servers)
     assert "2 of 2 sites done: 2 no-lastmod; 0 failed" in out
+
+
+def test_no_site_or_a_bad_crawl_list_line_is_a_usage_error(db, tmp_path, capsys):
+    assert main(["audit", "--db", db]) == 2
+    assert "no site to audit" in capsys.readouterr().err
+    listing = tmp_path / "sites.txt"
+    listing.write_text("example.com\n\nftp://example.org/\n")
+    assert main(["audit", "--sites", str(listing), "--db", db]) == 2
+    assert "sites.txt:3: not an http(s) URL" in capsys.readouterr().err
+    assert not Path(db).exists()  # refused before the history was touched
+
+
+def test_sigterm_mid_fleet_exits_143_and_keeps_the_finished_site(db):
+    servers = [SiteServer(simulated("no-lastmod", n), host=f"127.0.17.{n}") for n in (1, 2)]
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "auditor", "audit", *(s.origin for s in servers), "--db", db,
+             "--json", "--delay", "0.5", "--sample", "4", "--concurrency", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": PROJECT},
+        )  # fmt: skip
+        assert child.stdout is not None
+        done = json.loads(child.stdout.readline())["site"]
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+    finally:
+        for server in servers:
+            server.close()
+    assert child.returncode == 143, err
+    with History.open(db) as history:
+        assert [r.site for r in history.runs()] == [done]
