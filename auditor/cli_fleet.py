@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli_args import positive_float, positive_int
+from auditor.cli_args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, positive_float, positive_int
 from auditor.errors import AuditorError, UsageError
 from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_fleet_options", "is_fleet", "run_fleet", "sites_of"]
 
-EXIT_OK, EXIT_FAILED, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 130, 143
+EXIT_SIGINT, EXIT_SIGTERM = EXIT_INTERRUPTED, 143  # 128 + the signal, as shells report it
 
 
 def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = True) -> None:
@@ -93,7 +93,7 @@ def run_fleet(
     """Audit ``found`` as a fleet; print each result as it finishes, then a summary."""
     from auditor.fleet import audit_fleet
 
-    display = _display(len(found))
+    display = _display(len(found), args)
     outcomes: list[AuditResult | SiteFailure] = []
     status = EXIT_OK
     with _connected(args.cluster) as client, _signals():
@@ -209,9 +209,14 @@ def _signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _display(total: int) -> _Display:
-    """A rich progress bar when stderr is a terminal, plain lines otherwise."""
-    return _RichDisplay(total) if sys.stderr.isatty() else _Display(total)
+def _display(total: int, args: argparse.Namespace) -> _Display:
+    """A rich progress bar when stderr is a terminal, plain lines otherwise (and under
+    -v, between the log records); nothing under -q."""
+    if getattr(args, "quiet", False):
+        return _Silent(total)
+    if sys.stderr.isatty() and not getattr(args, "verbose", 0):
+        return _RichDisplay(total)
+    return _Display(total)
 
 
 class _Display:
@@ -231,6 +236,13 @@ class _Display:
 
     def close(self) -> None:
         """Stop displaying."""
+
+
+class _Silent(_Display):
+    """No progress at all (-q)."""
+
+    def show(self, progress: FleetProgress) -> None:
+        """Say nothing."""
 
 
 class _RichDisplay(_Display):

@@ -36,9 +36,9 @@ class SiteTask:
 
 
 def turn_lease(options: HttpOptions) -> float:
-    """The longest one request (its retries and their waits included) may hold a host."""
-    attempts = options.retries + 1
-    return attempts * options.timeout + options.retries * options.max_retry_wait + LEASE_MARGIN
+    """The longest one request may hold a host: its deadline bounds it all (redirects,
+    retries and their waits, the body), and a margin."""
+    return options.timeout + LEASE_MARGIN
 
 
 def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure:

@@ -62,7 +62,8 @@ def test_a_fleet_gives_the_verdicts_of_one_by_one_and_keeps_every_host_polite(fl
     assert together == alone  # the repeat of the first site was audited once
     assert saved == together and sorted(o.run_id for o in outcomes) == [1, 2, 3, 4, 5]
     assert len(set(alone.values())) >= 3  # the fleet is varied enough to mean something
-    assert all(len(s.log) >= 10 for s in fleet)  # robots, sitemap, pages: all behind the gate
+    assert all(len(s.log) >= 4 for s in fleet)  # robots, sitemap, pages: all behind the gate
+    assert sum(len(s.log) for s in fleet[3:]) >= 10  # the shared host was asked often
     assert too_close(fleet, DELAY) == []
 
 
