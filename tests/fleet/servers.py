@@ -49,9 +49,21 @@ class DyingServer(SiteServer):
         return super().respond(path)
 
 
+def settled(servers: Iterable[SiteServer], timeout: float = 5.0) -> None:
+    """Wait until every request a server received is in its log (a handler logs a
+    request once its answer is written, a moment after the client may have read it)."""
+    import time
+
+    ends = time.monotonic() + timeout
+    while any(len(s.log) < len(s.requests) for s in servers) and time.monotonic() < ends:
+        time.sleep(0.01)
+
+
 def too_close(servers: Iterable[SiteServer], delay: float) -> list[str]:
     """Every pair of requests to one host name (all its ports) that overlapped or came
     closer than ``delay`` from the end of one to the start of the next."""
+    servers = list(servers)
+    settled(servers)
     by_host: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
     for server in servers:
         host = server.origin.split("//", 1)[1].rsplit(":", 1)[0]

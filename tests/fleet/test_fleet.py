@@ -19,7 +19,7 @@ from auditor.http import PAGE_ACCEPT, HttpOptions
 from auditor.result import AuditResult
 from auditor.sampler import SampleOptions
 from auditor.walker import WalkOptions
-from tests.fleet.servers import DyingServer, HangingServer, simulated, too_close
+from tests.fleet.servers import DyingServer, HangingServer, settled, simulated, too_close
 
 DELAY = 0.1
 OPTIONS = AuditOptions(
@@ -52,6 +52,7 @@ def test_a_fleet_gives_the_verdicts_of_one_by_one_and_keeps_every_host_polite(fl
         alone = {o: audit_site(o, history, OPTIONS).verdict for o in origins}
     for server in fleet:
         server.log.clear()
+        server.requests.clear()
 
     with History.open(tmp_path / "fleet.sqlite3") as history:
         outcomes = list(audit_fleet([*origins, origins[0] + "/"], history, OPTIONS, concurrency=3))
@@ -62,6 +63,7 @@ def test_a_fleet_gives_the_verdicts_of_one_by_one_and_keeps_every_host_polite(fl
     assert together == alone  # the repeat of the first site was audited once
     assert saved == together and sorted(o.run_id for o in outcomes) == [1, 2, 3, 4, 5]
     assert len(set(alone.values())) >= 3  # the fleet is varied enough to mean something
+    settled(fleet)
     assert all(len(s.log) >= 4 for s in fleet)  # robots, sitemap, pages: all behind the gate
     assert sum(len(s.log) for s in fleet[3:]) >= 10  # the shared host was asked often
     assert too_close(fleet, DELAY) == []

@@ -12,7 +12,7 @@ from auditor.fleet.client import GatedHttpClient, TimeLimit
 from auditor.fleet.gate import STALE_AFTER, HostGate, HostTable
 from auditor.http import FetchFailure, HttpOptions, Response
 from auditor.sampler.pacing import MAX_DELAY
-from tests.fleet.servers import simulated, too_close
+from tests.fleet.servers import settled, simulated, too_close
 
 
 class Clock:
@@ -88,11 +88,12 @@ def test_gate_gives_up_a_turn_that_would_come_after_its_limit():
 
 def _fetch_all(client: GatedHttpClient, urls: list[str]) -> list[int]:
     statuses = []
-    for url in urls:
-        result = client.get(url)
-        assert isinstance(result, Response)
-        b"".join(result.body)
-        statuses.append(result.status)
+    with client:
+        for url in urls:
+            result = client.get(url)
+            assert isinstance(result, Response)
+            b"".join(result.body)
+            statuses.append(result.status)
     return statuses
 
 
@@ -114,6 +115,7 @@ def test_two_sites_on_one_host_two_ports_never_ask_it_at_once():
             job.start()
         for job in jobs:
             job.join()
+        settled([*servers, other])
         assert sum(len(s.log) for s in (*servers, other)) == 24
         assert too_close([*servers, other], delay) == []
         # the other host was not held up by the shared one: its requests interleave
@@ -142,11 +144,12 @@ def test_a_turn_lasts_until_the_body_is_closed():
         second = threading.Thread(target=_fetch_all, args=(clients[1], [servers[1].origin + "/"]))
         second.start()
         second.join(timeout=0.5)
-        assert second.is_alive() and servers[1].log == []  # still waiting for the turn
+        assert second.is_alive() and servers[1].requests == []  # still waiting for the turn
         held.close()
         second.join()
-        assert len(servers[1].log) == 1
+        assert servers[1].requests == ["/"]
     finally:
+        clients[0].close()
         for server in servers:
             server.close()
 
@@ -157,6 +160,7 @@ def test_no_request_once_the_site_time_limit_is_spent():
         limit = TimeLimit(5.0, started=0.0)  # spent long ago on the monotonic clock
         client = GatedHttpClient(HttpOptions(timeout=5), HostGate(table, "a", lease=30), limit)
         result = client.get(server.origin + "/robots.txt")
+        client.close()
     assert isinstance(result, FetchFailure) and result.code == "timeout"
     assert "time limit (5 s)" in result.detail
     assert server.log == []
@@ -176,3 +180,4 @@ def test_a_response_dropped_unclosed_still_ends_its_turn():
         del dropped
         gc.collect()
         assert table.ask("127.0.9.5", "b", 300) == 0
+        client.close()
