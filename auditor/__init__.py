@@ -17,6 +17,9 @@ The library API mirrors the command line::
 
     with auditor.History.open() as history:   # AUDITOR_DB, else the default location
         history.runs("https://example.com")
+        result = auditor.audit_site("https://example.com", history)
+        for outcome in auditor.audit_fleet(["example.com", "example.org"], history):
+            ...  # an AuditResult, saved, or a SiteFailure, as each site finishes
 """
 
 __version__ = "0.1.0"
@@ -34,6 +37,7 @@ from auditor.walker import Walk, WalkOptions, walk
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 if typing.TYPE_CHECKING:
+    from auditor.audit import AuditOptions, audit_site
     from auditor.dispersion import DispersionReport, Flag, analyse
     from auditor.evidence import (
         Comparison,
@@ -45,11 +49,16 @@ if typing.TYPE_CHECKING:
         read_page,
         simhash_distance,
     )
+    from auditor.fleet import SiteFailure, audit_fleet
     from auditor.history import History
     from auditor.inspection import Inspection, inspect_target
     from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
 
 _EXPORTS = {
+    "AuditOptions": "auditor.audit",
+    "audit_site": "auditor.audit",
+    "SiteFailure": "auditor.fleet",
+    "audit_fleet": "auditor.fleet",
     "DispersionReport": "auditor.dispersion",
     "Flag": "auditor.dispersion",
     "analyse": "auditor.dispersion",
@@ -71,6 +80,7 @@ _EXPORTS = {
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
+    "AuditOptions",
     "AuditorError",
     "Comparison",
     "DatedValue",
@@ -86,6 +96,7 @@ __all__ = [
     "NothingReadable",
     "PageEvidence",
     "Problem",
+    "SiteFailure",
     "SitemapEntry",
     "SitemapFile",
     "UsageError",
@@ -93,6 +104,8 @@ __all__ = [
     "WalkOptions",
     "__version__",
     "analyse",
+    "audit_fleet",
+    "audit_site",
     "compare_lastmod",
     "entries_to_dataframe",
     "inspect_target",

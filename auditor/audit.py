@@ -1,7 +1,11 @@
 """The whole pipeline for one site: walk, analyse, sample, score, save.
 
 Everything is gathered in memory and saved in one transaction at the end, so an
-interrupted audit leaves no trace and never harms an earlier run.
+interrupted audit leaves no trace and never harms an earlier run. The two halves
+stand apart: :func:`run_audit` reads no database (it is given the site's
+:class:`Previous` and returns an :class:`AuditBundle`), and :func:`save_audit` is
+the one write, so a fleet runs the first on its workers and the second where the
+history lives.
 """
 
 from __future__ import annotations
@@ -25,9 +29,25 @@ from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
 
 if TYPE_CHECKING:
-    from auditor.history import History
+    import pandas as pd
 
-__all__ = ["AuditOptions", "Clock", "audit_site", "site_of"]
+    from auditor.history import History, RunRecord
+    from auditor.http import HttpClient
+    from auditor.models import SitemapFile
+    from auditor.sampler.pacing import HostPacer
+
+__all__ = [
+    "AuditBundle",
+    "AuditOptions",
+    "Clients",
+    "Clock",
+    "Previous",
+    "audit_site",
+    "previous_of",
+    "run_audit",
+    "save_audit",
+    "site_of",
+]
 
 Progress = Callable[[str], None]
 #: What time it is: an aware datetime.
@@ -45,6 +65,40 @@ class AuditOptions:
     #: end, when each sitemap and page was fetched) is on this clock, shifted from the
     #: real one by the same amount: the demo's runs are days apart on a simulated clock.
     clock: Clock | None = None
+
+
+@dataclass(frozen=True)
+class Previous:
+    """What the history knows of a site that its next audit needs (picklable)."""
+
+    run: RunRecord | None = None  # the latest run, None on a first audit
+    entries: pd.DataFrame | None = None  # the latest inventory, for lastmod movement
+    past_runs: tuple[PastRun, ...] = ()  # the window of recent runs, newest first
+    runs_so_far: int = 0  # runs saved, for the sample's seed
+
+    @property
+    def pages(self) -> tuple[PageObservation, ...]:
+        """The pages of the latest run: the panel, and what changes are measured on."""
+        return self.past_runs[0].pages if self.past_runs else ()
+
+
+@dataclass(frozen=True)
+class AuditBundle:
+    """One finished audit, not yet saved: everything ``History.save_run`` needs."""
+
+    result: AuditResult
+    files: tuple[SitemapFile, ...]
+    entries: pd.DataFrame
+    pages: tuple[PageObservation, ...]
+
+
+@dataclass(frozen=True)
+class Clients:
+    """The HTTP clients and page pacer of an audit; None: the audit makes its own."""
+
+    walk: HttpClient | None = None  # sitemaps and the walker's robots.txt
+    pages: HttpClient | None = None  # the sampler's robots.txt and pages
+    pacer: HostPacer | None = None  # spaces the sampler's page requests
 
 
 def site_of(target: str) -> tuple[str, Target]:
@@ -68,7 +122,41 @@ def audit_site(
     on_progress: Progress | None = None,
 ) -> AuditResult:
     """Audit one site against its history and save the run; returns the saved result."""
+    site, _ = site_of(target)
+    bundle = run_audit(target, previous_of(history, site), options, on_progress=on_progress)
+    return save_audit(history, bundle)
+
+
+def previous_of(history: History, site: str) -> Previous:
+    """What ``site``'s history tells its next audit (read by the history's owner)."""
+    run = history.latest_run(site)
+    recent = history.runs(site)
+    window = [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in recent[-WINDOW_RUNS:]]
+    return Previous(
+        run=run,
+        entries=history.latest_entries(site) if run else None,
+        past_runs=tuple(reversed(window)),
+        runs_so_far=len(recent),
+    )
+
+
+def run_audit(
+    target: str,
+    previous: Previous,
+    options: AuditOptions | None = None,
+    *,
+    on_progress: Progress | None = None,
+    clients: Clients | None = None,
+) -> AuditBundle:
+    """Audit one site without touching the history: walk, analyse, sample, score.
+
+    ``previous`` is what the history knew (:func:`previous_of`); the returned bundle is
+    everything :func:`save_audit` needs, and can be pickled (a fleet's workers run this
+    and send the bundle back to the process that owns the history). ``clients`` lets a
+    fleet put its own HTTP clients and pacer in the way of every request.
+    """
     options = options or AuditOptions()
+    clients = clients or Clients()
     say = on_progress or (lambda _message: None)
     site, walk_target = site_of(target)
     real = datetime.now(UTC)
@@ -76,9 +164,9 @@ def audit_site(
     shift = started - real  # zero on the real clock
 
     say(f"walking {walk_target.value}")
-    inventory = _shifted(load_inventory(walk_target, options.walk), shift)
-    inputs = _score_inputs(history, site, started, inventory)
-    run = _sample(history, inputs, inventory, options, shift, say)
+    inventory = _shifted(load_inventory(walk_target, options.walk, client=clients.walk), shift)
+    inputs = _score_inputs(previous, site, started, inventory)
+    run = _sample(previous, inputs, inventory, options, shift, say, clients)
     say(f"scoring {site}")
     observations = [_observe(page, evidence, shift) for page, evidence in run.pages]
     # each page with its change since the previous run, if it was read then too
@@ -86,39 +174,42 @@ def audit_site(
     result = score(replace(inputs, pages=observations))
     problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
     result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems)
+    return AuditBundle(result, inventory.files, inventory.entries, tuple(observations))
+
+
+def save_audit(history: History, bundle: AuditBundle) -> AuditResult:
+    """Save an audit's run in one transaction; returns the result with its run id."""
     run_id = history.save_run(
-        result, files=inventory.files, entries=inventory.entries, pages=observations
+        bundle.result, files=bundle.files, entries=bundle.entries, pages=bundle.pages
     )
-    return replace(result, run_id=run_id)
+    return replace(bundle.result, run_id=run_id)
 
 
 def _score_inputs(
-    history: History, site: str, started: datetime, inventory: Inventory
+    previous: Previous, site: str, started: datetime, inventory: Inventory
 ) -> ScoreInputs:
     """What the scorer reads, from the walk and the site's history; no pages yet."""
-    previous_run = history.latest_run(site)
-    previous_entries = history.latest_entries(site) if previous_run else None
-    past_runs = _past_runs(history, site)
     return ScoreInputs(
         site=site,
         started_at=started,
         inventory=inventory.summary(),
         readable=inventory.readable,
-        dispersion=analyse(inventory, previous_entries),
+        dispersion=analyse(inventory, previous.entries),
         pages=[],
-        previous_pages=list(past_runs[0].pages) if past_runs else [],
-        previous_verdict=previous_run.verdict if previous_run else None,
-        past_runs=past_runs,
+        previous_pages=list(previous.pages),
+        previous_verdict=previous.run.verdict if previous.run else None,
+        past_runs=previous.past_runs,
     )
 
 
 def _sample(
-    history: History,
+    previous: Previous,
     inputs: ScoreInputs,
     inventory: Inventory,
     options: AuditOptions,
     shift: timedelta,
     say: Progress,
+    clients: Clients,
 ) -> SampleRun:
     """Sample the site's pages, sequentially: the scorer says which sub-sitemaps are
     decided on the pages fetched so far."""
@@ -134,17 +225,13 @@ def _sample(
         inputs.site,
         inventory.entries,
         options.sample,
-        seed=_seed(inputs.site, len(history.runs(inputs.site)), options.seed),
+        seed=_seed(inputs.site, previous.runs_so_far, options.seed),
         panel=[p.loc for p in inputs.previous_pages if p.ok],
+        client=clients.pages,
+        pacer=clients.pacer,
         on_page=page_done,
         judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
     )
-
-
-def _past_runs(history: History, site: str) -> list[PastRun]:
-    """The site's runs a verdict may weigh, newest first, with their pages."""
-    recent = history.runs(site)[-WINDOW_RUNS:]
-    return [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in reversed(recent)]
 
 
 def _shifted(inventory: Inventory, shift: timedelta) -> Inventory:

@@ -25,6 +25,7 @@ from auditor.cli_args import (
     positive_int,
     progress_for,
 )
+from auditor.cli_fleet import add_fleet_options, is_fleet, run_fleet, sites_of
 from auditor.history.db import default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
@@ -96,30 +97,37 @@ def add_audit_commands(commands: argparse._SubParsersAction) -> None:
     """Register audit, reverify, history and changed."""
     audit = commands.add_parser(
         "audit",
-        help="audit a site: walk, analyse, sample pages, score against history, save",
+        help="audit sites: walk, analyse, sample pages, score against history, save",
         description="Audit SITE: walk its sitemaps, analyse the lastmod values, fetch a polite "
         "sample of pages, score lastmod against their evidence and the site's history, and "
-        "save the run.",
+        "save the run. Several sites (or --sites) run as a fleet: --concurrency at a time, "
+        "on this machine or a Dask --cluster, one request at a time per host name across "
+        "them all; with --json, one result a line (JSON Lines) as each finishes.",
     )
-    audit.add_argument("site", metavar="SITE", help="site origin (or one of its sitemap URLs)")
+    audit.add_argument(
+        "site", nargs="*", metavar="SITE", help="site origin (or one of its sitemap URLs)"
+    )
     _add_sampling(audit)
     _add_db(audit)
     _add_out(audit)
     add_max_files(audit)
     add_http_options(audit)
+    add_fleet_options(audit)
     audit.set_defaults(handler=_cmd_audit)
 
     reverify = commands.add_parser(
         "reverify",
         help="re-audit the sites in history that are due",
         description="Re-audit every site whose re-verification is due, re-fetching a panel "
-        "of its previously sampled pages so changes can be observed.",
+        "of its previously sampled pages so changes can be observed. Several due sites run "
+        "as a fleet (see audit); --json writes one result a line (JSON Lines).",
     )
     _add_sampling(reverify)
     _add_db(reverify)
     _add_out(reverify)
     add_max_files(reverify)
     add_http_options(reverify)
+    add_fleet_options(reverify, crawl_list=False)
     reverify.set_defaults(handler=_cmd_reverify)
 
     report = commands.add_parser(
@@ -216,14 +224,17 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from auditor.audit import audit_site, site_of
+    from auditor.audit import audit_site
     from auditor.history import History
     from auditor.report import write_report
 
-    site_of(args.site)  # a usage error before the database is touched
+    found = sites_of(args)  # a usage error before the database is touched
+    if is_fleet(args, len(found)):
+        with History.open(args.db) as history:
+            return run_fleet(args, found, _options(args), history)
     progress = progress_for(args)
     with History.open(args.db) as history:
-        result = audit_site(args.site, history, _options(args), on_progress=progress)
+        result = audit_site(found.targets[0], history, _options(args), on_progress=progress)
         progress.clear()
         path = write_report(history, result.site, Path(args.out))
     result = replace(result, report=str(path))
@@ -233,6 +244,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def _cmd_reverify(args: argparse.Namespace) -> int:
     from auditor.audit import audit_site
+    from auditor.fleet import crawl_list
     from auditor.history import History
     from auditor.report import write_report
     from auditor.terminal import audit_summary
@@ -240,14 +252,18 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
     results = []
     progress = progress_for(args)
     with History.open(args.db) as history:
-        for record in history.due_sites(datetime.now(UTC)):
-            progress(f"re-verifying {record.origin}")
-            result = audit_site(record.origin, history, _options(args), on_progress=progress)
+        due = crawl_list(record.origin for record in history.due_sites(datetime.now(UTC)))
+        if is_fleet(args, len(due)):
+            return run_fleet(args, due, _options(args), history)
+        for site in due.sites:
+            progress(f"re-verifying {site}")
+            result = audit_site(site, history, _options(args), on_progress=progress)
             path = write_report(history, result.site, Path(args.out))
             results.append(replace(result, report=str(path)))
         progress.clear()
     if args.json:
-        print(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
+        for result in results:
+            print(json.dumps(result.to_dict(), ensure_ascii=False))
     elif not results:
         print("auditor: no site is due for re-verification")
     else:

@@ -15,6 +15,8 @@ from auditor.walker.discovery import Target
 if TYPE_CHECKING:
     import pandas as pd
 
+    from auditor.http import HttpClient
+
 __all__ = [
     "ENTRY_COLUMNS",
     "Inventory",
@@ -80,9 +82,11 @@ def load_inventory(
     options: WalkOptions | None = None,
     *,
     on_progress: ProgressCallback | None = None,
+    client: HttpClient | None = None,
 ) -> Inventory:
-    """Walk ``target`` and gather everything into an :class:`Inventory`."""
-    walk = Walk(target, options, on_progress=on_progress)
+    """Walk ``target`` and gather everything into an :class:`Inventory` (with ``client``
+    when given, else a client of the walk's own)."""
+    walk = Walk(target, options, on_progress=on_progress, client=client)
     frame = entries_to_dataframe(walk)
     name = target.value if isinstance(target, Target) else target
     return Inventory(name, frame, tuple(walk.files), tuple(walk.problems))

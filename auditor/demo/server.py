@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import formatdate
@@ -28,13 +29,21 @@ class SiteServer:
     dates and ``Date`` headers); the real clock by default.
     """
 
-    def __init__(self, site: SimulatedSite, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        site: SimulatedSite,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        host: str = "127.0.0.1",
+    ) -> None:
         self.site = site
         self.clock = clock or (lambda: datetime.now(UTC))
         self.requests: list[str] = []
+        #: (arrived, answered, path) of each request, on time.monotonic: the server's log.
+        self.log: list[tuple[float, float, str]] = []
         handler = _handler_for(self)
-        self._httpd = _Quiet(("127.0.0.1", 0), handler)
-        self.origin = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._httpd = _Quiet((host, 0), handler)
+        self.origin = f"http://{host}:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
 
@@ -74,6 +83,7 @@ def _handler_for(server: SiteServer) -> type[BaseHTTPRequestHandler]:
         disable_nagle_algorithm = True  # headers and body in one go: no 40 ms delayed-ACK stall
 
         def do_GET(self) -> None:
+            arrived = time.monotonic()
             server.requests.append(self.path)
             status, kind, text = server.respond(self.path)
             body = text.encode("utf-8")
@@ -82,6 +92,7 @@ def _handler_for(server: SiteServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+            server.log.append((arrived, time.monotonic(), self.path))
 
         def date_time_string(self, timestamp: float | None = None) -> str:
             moment = server.clock().timestamp() if timestamp is None else timestamp

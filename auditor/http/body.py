@@ -88,6 +88,22 @@ class Body:
             self._on_close(self.complete)
             self._on_close = None
 
+    def also_on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` too once the body is closed (at once if it already is): a
+        fleet's host gate (auditor.fleet) ends the request's turn there."""
+        earlier = self._on_close
+        if earlier is None:
+            callback()
+            return
+
+        def both(complete: bool) -> None:
+            try:
+                earlier(complete)
+            finally:
+                callback()
+
+        self._on_close = both
+
     def _network_problem(self, exc: BaseException) -> tuple[str, str]:
         read = f"{self.bytes_read:,} bytes"
         deadline = self._deadline

@@ -98,7 +98,7 @@ def test_reverify_audits_only_the_sites_that_are_due(db, capsys):
                 ((datetime.now(UTC) - timedelta(days=60)).isoformat(), a.origin),
             )
         assert main(["reverify", "--db", db, "--delay", "0", "--json"]) == 0
-        (result,) = json.loads(capsys.readouterr().out)
+        (result,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
     assert result["site"] == a.origin and result["run_id"] == 3
     assert Path(result["report"]).is_file()  # the report is refreshed too

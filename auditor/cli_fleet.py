@@ -1,0 +1,287 @@
+"""The command line of fleets: ``audit``/``reverify`` with many sites, ``--sites``,
+``--concurrency``, ``--cluster``; JSON Lines as sites finish, a progress display, a
+summary. Part of the CLI layer (reads argv, prints, exits).
+
+Interruption: SIGINT (Ctrl-C) or SIGTERM stops the fleet. Sites already finished
+are saved (each was saved as it came back), sites in flight are dropped unsaved,
+the fleet index is refreshed, the summary says so, and the exit status is 130
+(SIGINT) or 143 (SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections import Counter
+from contextlib import closing, contextmanager
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from auditor.cli_args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, positive_float, positive_int
+from auditor.errors import AuditorError, UsageError
+from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from auditor.audit import AuditOptions
+    from auditor.fleet import CrawlList, FleetProgress, SiteFailure
+    from auditor.history import History
+    from auditor.result import AuditResult
+
+__all__ = ["add_fleet_options", "is_fleet", "run_fleet", "sites_of"]
+
+EXIT_SIGINT, EXIT_SIGTERM = EXIT_INTERRUPTED, 143  # 128 + the signal, as shells report it
+
+
+def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = True) -> None:
+    """--sites (for audit), --concurrency, --cluster and --site-timeout."""
+    if crawl_list:
+        parser.add_argument(
+            "--sites",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="a crawl list: one site a line, # comments, - for stdin (may be repeated)",
+        )
+    parser.add_argument(
+        "--concurrency",
+        type=positive_int,
+        metavar="N",
+        help=f"sites in flight at once (default: {SITES_PER_CORE} per core here, "
+        f"{default_concurrency()}; on a cluster, its worker threads); politeness per host "
+        "holds whatever N",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the sites on this Dask scheduler (e.g. tcp://10.0.0.5:8786); the "
+        "history stays here",
+    )
+    parser.add_argument(
+        "--site-timeout",
+        type=positive_float,
+        default=DEFAULT_SITE_TIMEOUT,
+        metavar="S",
+        help=f"in a fleet, a site not finished after S seconds is recorded as failed "
+        f"(default {DEFAULT_SITE_TIMEOUT:g})",
+    )
+
+
+def sites_of(args: argparse.Namespace) -> CrawlList:
+    """The crawl list of ``audit``: SITE arguments, then ``--sites`` files."""
+    from auditor.fleet import crawl_list
+
+    found = crawl_list(args.site, args.sites)
+    if not found.sites:
+        raise UsageError("no site to audit: give SITE arguments or --sites FILE")
+    return found
+
+
+def is_fleet(args: argparse.Namespace, sites: int) -> bool:
+    """True when the sites run as a fleet: more than one, or fleet options given."""
+    return sites > 1 or args.concurrency is not None or args.cluster is not None
+
+
+def run_fleet(
+    args: argparse.Namespace, found: CrawlList, options: AuditOptions, history: History
+) -> int:
+    """Audit ``found`` as a fleet; print each result as it finishes, then a summary."""
+    from auditor.fleet import audit_fleet
+
+    display = _display(len(found), args)
+    outcomes: list[AuditResult | SiteFailure] = []
+    status = EXIT_OK
+    with _connected(args.cluster) as client, _signals():
+        fleet = audit_fleet(
+            found,
+            history,
+            options,
+            concurrency=args.concurrency,
+            client=client,
+            site_timeout=args.site_timeout,
+            on_progress=display.show,
+        )
+        try:
+            with closing(fleet):
+                for outcome in fleet:
+                    outcomes.append(outcome)  # saved: it counts as done from now on
+                    outcomes[-1] = _report(outcome, history, Path(args.out), args.json)
+        except KeyboardInterrupt:
+            status = EXIT_SIGINT
+        except _Terminated:
+            status = EXIT_SIGTERM
+        finally:
+            display.close()
+    index = _refresh_index(history, Path(args.out))
+    _summary(outcomes, len(found), index, status, sys.stderr if args.json else sys.stdout)
+    if status == EXIT_OK and any(_failed(o) for o in outcomes):
+        status = EXIT_FAILED
+    return status
+
+
+def _report(
+    outcome: AuditResult | SiteFailure, history: History, out: Path, as_json: bool
+) -> AuditResult | SiteFailure:
+    """Write a finished site's report and print its line (JSON Lines with --json)."""
+    from auditor.report import load_report_data, site_slug, write_site_report
+
+    if not _failed(outcome):
+        data = load_report_data(history, outcome.site)
+        path = write_site_report(data, out / site_slug(outcome.site))
+        outcome = replace(outcome, report=str(path))  # type: ignore[type-var]
+    if as_json:
+        sys.stdout.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
+    elif _failed(outcome):
+        sys.stdout.write(f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n")  # type: ignore[union-attr]
+    else:
+        sys.stdout.write(f"{outcome.site}: {outcome.verdict}\n")  # type: ignore[union-attr]
+    sys.stdout.flush()
+    return outcome
+
+
+def _failed(outcome: object) -> bool:
+    from auditor.fleet import SiteFailure
+
+    return isinstance(outcome, SiteFailure)
+
+
+def _refresh_index(history: History, out: Path) -> Path | None:
+    from auditor.report import refresh_fleet_index
+
+    return refresh_fleet_index(history, out) if out.is_dir() else None
+
+
+def _summary(outcomes: list[Any], total: int, index: Path | None, status: int, stream: Any) -> None:
+    """Verdict counts, failures with their reasons, where the fleet index is."""
+    verdicts = Counter(o.verdict for o in outcomes if not _failed(o))
+    failures = [o for o in outcomes if _failed(o)]
+    counts = ", ".join(f"{n} {v}" for v, n in verdicts.most_common()) or "no result"
+    lines = [f"auditor: {len(outcomes)} of {total} sites done: {counts}; {len(failures)} failed"]
+    lines += [f"  failed: {f.site}: {f.code}: {f.detail}" for f in failures]
+    if status in (EXIT_SIGINT, EXIT_SIGTERM):
+        lines.append(
+            f"  interrupted: {total - len(outcomes)} sites not done (the finished ones are "
+            "saved; `auditor reverify` picks up what is still due)"
+        )
+    if index is not None:
+        lines.append(f"  fleet index: {index}")
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()
+
+
+@contextmanager
+def _connected(address: str | None) -> Iterator[Any]:
+    """A Dask client of the scheduler at ``address`` (None: no client, a local cluster)."""
+    if address is None:
+        yield None
+        return
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout=30)
+    except (OSError, TimeoutError) as exc:
+        raise AuditorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
+    with client:
+        yield client
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived: stop the fleet as for Ctrl-C."""
+
+
+@contextmanager
+def _signals() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` while the fleet runs (SIGINT already raises
+    KeyboardInterrupt); the handler is given back after."""
+
+    def terminate(_signum: int, _frame: FrameType | None) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _display(total: int, args: argparse.Namespace) -> _Display:
+    """A rich progress bar when stderr is a terminal, plain lines otherwise (and under
+    -v, between the log records); nothing under -q."""
+    if getattr(args, "quiet", False):
+        return _Silent(total)
+    if sys.stderr.isatty() and not getattr(args, "verbose", 0):
+        return _RichDisplay(total)
+    return _Display(total)
+
+
+class _Display:
+    """Plain progress lines on stderr, one each time a site finishes."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self._done = 0
+
+    def show(self, progress: FleetProgress) -> None:
+        """Render where the fleet stands."""
+        if progress.done == self._done:
+            return
+        self._done = progress.done
+        sys.stderr.write(f"auditor: {_progress_text(progress)}\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """Stop displaying."""
+
+
+class _Silent(_Display):
+    """No progress at all (-q)."""
+
+    def show(self, progress: FleetProgress) -> None:
+        """Say nothing."""
+
+
+class _RichDisplay(_Display):
+    """A live progress bar (rich): done of total, in flight, failures, ETA."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__(total)
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self._progress = Progress(
+            TextColumn("sites"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._progress.add_task("fleet", total=total, status="starting")
+        self._progress.start()
+
+    def show(self, progress: FleetProgress) -> None:
+        """Move the bar."""
+        status = _progress_text(progress).split(" done", 1)[1].lstrip(", ")
+        self._progress.update(self._task, completed=progress.done, status=status)
+
+    def close(self) -> None:
+        """Take the bar off the terminal."""
+        self._progress.stop()
+
+
+def _progress_text(p: FleetProgress) -> str:
+    eta = "" if p.eta is None else f", about {_duration(p.eta)} left"
+    return f"{p.done} of {p.total} sites done, {p.in_flight} in flight, {p.failed} failed{eta}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

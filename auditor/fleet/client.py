@@ -1,0 +1,118 @@
+"""A site's requests in a fleet: every one through the host gate, within the site's time.
+
+:class:`GatedHttpClient` is the HTTP door (:class:`~auditor.http.HttpClient`) with
+the fleet's :class:`~auditor.fleet.gate.HostGate` in front of each request: the
+walker's sitemaps, both robots.txt fetches and the sampler's pages all wait for
+their host's turn, and the turn ends when the response's body is closed (a
+sitemap streams for a while: nothing else asks the host meanwhile). The wait
+comes before the request's own deadline starts: waiting politely is not the
+server being slow.
+
+The same client keeps the site's wall-clock bound (:class:`TimeLimit`): once it is
+spent, no request is made any more (each is a ``timeout`` failure at once), so a
+site that drags on winds down within one request's deadline, whatever stage it
+is in.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.fleet.gate import HostGate, host_of
+from auditor.http import FetchFailure, HttpClient, HttpOptions, Response, retry_after_seconds
+from auditor.sampler.pacing import HostPacer
+
+__all__ = ["FleetPacer", "GatedHttpClient", "TimeLimit"]
+
+_OVERLOADED = frozenset({429, 503})
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    """A site's wall-clock bound: ``seconds`` from ``started`` (on ``clock``)."""
+
+    seconds: float
+    started: float
+    clock: Callable[[], float] = time.monotonic
+
+    @classmethod
+    def starting_now(cls, seconds: float) -> TimeLimit:
+        """A bound that starts now."""
+        return cls(seconds, time.monotonic())
+
+    @property
+    def ends_at(self) -> float:
+        """When the bound is spent, on ``clock``."""
+        return self.started + self.seconds
+
+    def spent(self) -> bool:
+        """True once the bound is spent."""
+        return self.clock() >= self.ends_at
+
+    @property
+    def detail(self) -> str:
+        """Why a request was not made."""
+        return f"not requested: the site's time limit ({self.seconds:g} s) is spent"
+
+
+class GatedHttpClient(HttpClient):
+    """An HttpClient whose every request waits for its host's turn in the fleet."""
+
+    def __init__(self, options: HttpOptions, gate: HostGate, limit: TimeLimit) -> None:
+        super().__init__(options)
+        self.gate = gate
+        self.limit = limit
+        self.refused = 0  # requests not made because the time limit was spent
+
+    def get(self, url: str, **kwargs: Any) -> Response | FetchFailure:
+        """GET ``url`` in its host's turn (the turn ends when its body is closed)."""
+        host = host_of(url)
+        if self.limit.spent() or not self.gate.wait_turn(host, until=self.limit.ends_at):
+            self.refused += 1
+            return FetchFailure(url, "timeout", self.limit.detail)
+        try:
+            result = super().get(url, **kwargs)
+        except BaseException:
+            self.gate.finished(host)
+            raise
+        if isinstance(result, FetchFailure):
+            self.gate.finished(host, result.status)
+            return result
+        status = result.status
+        asked = retry_after_seconds(result.header("retry-after")) if status in _OVERLOADED else None
+        turn = _Turn(self.gate, host, status, asked)
+        result.body.also_on_close(turn.end)
+        weakref.finalize(result.body, turn.end)  # a body dropped unclosed still ends its turn
+        return result
+
+
+class _Turn:
+    """A host's turn held by one response: ended once, by whichever comes first."""
+
+    def __init__(self, gate: HostGate, host: str, status: int, asked: float | None) -> None:
+        self._end: tuple[HostGate, str, int, float | None] | None = (gate, host, status, asked)
+
+    def end(self) -> None:
+        """End the turn (again: nothing)."""
+        if self._end is not None:
+            gate, host, status, asked = self._end
+            self._end = None
+            gate.finished(host, status, asked)
+
+
+class FleetPacer(HostPacer):
+    """The sampler's own pacer (its delay, back-off and budget) that also tells the
+    fleet's gate each robots.txt Crawl-delay, so it holds for every site on the host."""
+
+    def __init__(self, delay: float, gate: HostGate) -> None:
+        super().__init__(delay)
+        self.gate = gate
+
+    def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None:
+        """Honour the Crawl-delay here and across the fleet."""
+        super().honour_crawl_delay(host, crawl_delay)
+        self.gate.honour_crawl_delay(host, crawl_delay)

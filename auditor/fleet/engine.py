@@ -1,0 +1,225 @@
+"""audit_fleet: many sites at once, on this machine or a Dask cluster, saved where the
+history lives.
+
+The unit of work and of distribution is a site. The process that calls
+:func:`audit_fleet` owns the history: it reads each site's :class:`Previous` when
+the site is sent off, and saves each returned bundle in one transaction as it
+comes back; workers never open the database. Sites are sent as slots free up (at
+most ``concurrency`` in flight), so memory grows with the sites in flight, not
+with the fleet.
+
+Without a Dask ``client``, a local cluster of worker processes (one per core) is
+started for the fleet and closed after it: the same code as on a cluster.
+
+Concurrency. An audit mostly waits: 50 pages at ``--delay 1`` is about a minute
+of politeness for well under a second of CPU. Sites in flight are what turns
+waiting into throughput, until the CPU or memory runs out. The default,
+:data:`SITES_PER_CORE` per core (32 on 2 cores), keeps a core busy about a
+quarter of the time at the default delay (32 sites × ~0.8 s of CPU per ~60 s
+audit ≈ 0.4 core for 2), leaving room for the large walk that comes along, and
+holds at most 32 inventories in memory (a few MB each for most sites). On a
+cluster the default is the workers' threads: start workers with as many threads
+as sites they should hold (``dask worker ADDRESS --nthreads 32``).
+
+Failure and interruption. A site that raises, or overruns its wall-clock bound
+(``site_timeout``, kept by the worker at each request), comes back as a
+:class:`SiteFailure`; a worker that gives no answer long after the bound is
+abandoned (``hung``). Nothing of a failed site is saved. When the caller stops
+(Ctrl-C, SIGTERM, closing the generator), what is in flight is cancelled and never
+saved; what was saved stays.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from auditor.audit import AuditBundle, AuditOptions, previous_of, save_audit
+from auditor.fleet.defaults import (
+    DEFAULT_SITE_TIMEOUT,
+    HUNG_GRACE,
+    SITES_PER_CORE,
+    default_concurrency,
+)
+from auditor.fleet.outcome import FleetProgress, SiteFailure
+from auditor.fleet.sites import CrawlList, crawl_list
+from auditor.fleet.work import SiteTask, audit_task
+
+if TYPE_CHECKING:
+    from distributed import Client, Future
+
+    from auditor.fleet.cluster import GateRef
+    from auditor.history import History
+    from auditor.result import AuditResult
+
+__all__ = [
+    "DEFAULT_SITE_TIMEOUT",
+    "HUNG_GRACE",
+    "SITES_PER_CORE",
+    "audit_fleet",
+    "default_concurrency",
+]
+
+_POLL = 2.0  # seconds between looks at the running sites (progress, the hung)
+_SCATTER_FROM = 20_000  # previous URLs from which a task is scattered ahead
+
+ProgressCallback = Callable[[FleetProgress], None]
+
+
+def audit_fleet(
+    sites: Iterable[str] | CrawlList,
+    history: History,
+    options: AuditOptions | None = None,
+    *,
+    concurrency: int | None = None,
+    client: Client | None = None,
+    site_timeout: float = DEFAULT_SITE_TIMEOUT,
+    on_progress: ProgressCallback | None = None,
+) -> Iterator[AuditResult | SiteFailure]:
+    """Audit every site, ``concurrency`` at a time, yielding each saved result (or why a
+    site has none) as it finishes.
+
+    ``sites`` are targets as ``auditor audit`` takes them (each site once, see
+    :func:`~auditor.fleet.sites.crawl_list`). With ``client`` (a
+    :class:`distributed.Client`) the sites run on its cluster; without, on a local
+    cluster started for the fleet. Close the generator to stop early: sites in
+    flight are then dropped, unsaved.
+    """
+    found = sites if isinstance(sites, CrawlList) else crawl_list(sites)
+    options = options or AuditOptions()
+    if client is not None:
+        yield from _run(found, history, options, client, concurrency, site_timeout, on_progress)
+        return
+    from auditor.fleet.cluster import local_client
+
+    wanted = min(concurrency or default_concurrency(), max(len(found), 1))
+    with local_client(wanted) as local:
+        # (closing the local cluster ends what is in flight: nothing to cancel first)
+        yield from _run(
+            found, history, options, local, wanted, site_timeout, on_progress, cancel=False
+        )
+
+
+@dataclass
+class _Fleet:
+    """The owner's book of a running fleet."""
+
+    total: int
+    slots: int
+    started: float = field(default_factory=time.monotonic)
+    running: dict[Future, tuple[str, float]] = field(default_factory=dict)
+    done: int = 0
+    failed: int = 0
+
+    def progress(self) -> FleetProgress:
+        return FleetProgress(
+            self.total,
+            self.done,
+            self.failed,
+            len(self.running),
+            self.slots,
+            time.monotonic() - self.started,
+        )
+
+
+def _run(
+    found: CrawlList,
+    history: History,
+    options: AuditOptions,
+    client: Client,
+    concurrency: int | None,
+    site_timeout: float,
+    on_progress: ProgressCallback | None,
+    *,
+    cancel: bool = True,
+) -> Iterator[AuditResult | SiteFailure]:
+    from auditor.fleet.cluster import start_gate, worker_threads
+
+    slots = max(1, min(concurrency or worker_threads(client), worker_threads(client)))
+    fleet = _Fleet(len(found), slots)
+    tell = on_progress or (lambda _progress: None)
+    gate, keep_alive = start_gate(client, options.sample.delay)
+    pending = iter(zip(found.sites, found.targets, strict=True))
+    try:
+        while True:
+            for site, target in _take(pending, fleet.slots - len(fleet.running)):
+                task = SiteTask(site, target, previous_of(history, site), options, site_timeout)
+                future = client.submit(run_on_worker, _shipped(client, task), gate, pure=False)
+                fleet.running[future] = (site, time.monotonic())
+            tell(fleet.progress())
+            if not fleet.running:
+                return
+            for outcome in _finished(fleet, client, site_timeout):
+                fleet.done += 1
+                if isinstance(outcome, SiteFailure):
+                    fleet.failed += 1
+                    yield outcome
+                else:
+                    yield save_audit(history, outcome)
+    finally:
+        if fleet.running and cancel:
+            client.cancel(list(fleet.running))
+        keep_alive.release()
+
+
+def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure:
+    """The task a worker runs: one site behind the fleet's host table."""
+    return audit_task(task, gate.table())
+
+
+def _shipped(client: Client, task: SiteTask) -> SiteTask | Future:
+    """The task itself, or, when it carries a large previous inventory, the task sent
+    to the cluster ahead (Dask's advice for large arguments: no big graph to ship)."""
+    entries = task.previous.entries
+    if entries is None or len(entries) < _SCATTER_FROM:
+        return task
+    return client.scatter(task, hash=False)
+
+
+def _take(pending: Iterator[tuple[str, str]], count: int) -> list[tuple[str, str]]:
+    return [item for _, item in zip(range(max(count, 0)), pending, strict=False)]
+
+
+def _finished(
+    fleet: _Fleet, client: Client, site_timeout: float
+) -> list[AuditBundle | SiteFailure]:
+    """Wait a little for sites to finish; what finished (or was given up as hung)."""
+    from distributed import wait
+
+    try:
+        done = wait(list(fleet.running), timeout=_POLL, return_when="FIRST_COMPLETED").done
+    except TimeoutError:
+        done = set()
+    outcomes: list[AuditBundle | SiteFailure] = []
+    for future in done:
+        site, _ = fleet.running.pop(future)
+        outcomes.append(_outcome(site, future))
+    now = time.monotonic()
+    for future, (site, sent) in list(fleet.running.items()):
+        if now - sent > site_timeout + HUNG_GRACE:
+            del fleet.running[future]
+            future.cancel()
+            detail = f"no answer from its worker {now - sent:.0f} s after it was sent"
+            outcomes.append(SiteFailure(site, "hung", detail))
+    return outcomes
+
+
+def _outcome(site: str, future: Any) -> AuditBundle | SiteFailure:
+    """What a finished future brought back: its value, or why there is none."""
+    from distributed import KilledWorker
+
+    if future.status == "finished":
+        value = future.result()
+        return value if isinstance(value, (AuditBundle, SiteFailure)) else _odd(site, value)
+    if future.status == "cancelled":
+        return SiteFailure(site, "cancelled", "the cluster dropped the task")
+    error = future.exception()
+    if isinstance(error, KilledWorker):
+        return SiteFailure(site, "worker-lost", f"its workers kept dying: {error}")
+    return SiteFailure(site, "error", f"{type(error).__name__}: {error}")
+
+
+def _odd(site: str, value: object) -> SiteFailure:
+    return SiteFailure(site, "error", f"the worker returned {type(value).__name__}")

@@ -1,0 +1,246 @@
+"""The host gate: politeness per host name across every site of a fleet, wherever it runs.
+
+The rule (DESIGN.md, "Fleets and scale"): per host *name*, all its ports and
+schemes together, one request at a time, and at least the host's delay from the
+end of one request to the start of the next, whichever site, process or Dask
+worker asks. The delay is the larger of ``--delay`` and every Crawl-delay its
+sites' robots.txt asked for; a 429/503 doubles it (honouring ``Retry-After``) and
+every other answer halves it back, as the per-site pacer does
+(:mod:`auditor.sampler.pacing`).
+
+Design, and why:
+
+- **One table, one owner.** :class:`HostTable` holds every host's state (who
+  holds its turn, when the next may start, its delay) and never blocks: asked
+  for a turn it grants it or says how long to wait before asking again. Fleet
+  workers are separate processes (often on other machines), so there is exactly
+  one table per fleet and it lives in one place: a Dask *actor*, an object
+  pinned to one worker whose methods run there one call at a time. Actors are
+  Dask's own answer to shared mutable state; every worker can reach every other
+  worker (Dask needs that anyway), while the process owning the history may not
+  be reachable from the cluster. A lock (``distributed.Lock``) per host plus a
+  shared variable for its times would need two round trips per request and
+  could not see "turn held, holder gone"; a coordinator of our own would be one
+  more server to run and secure.
+- **Waiting happens at the caller.** :class:`HostGate` (the client side, the
+  same interface as :class:`~auditor.sampler.pacing.HostPacer`) sleeps where it
+  runs for as long as the table says, then asks again. The table's answer is
+  exact when the host is free (its next start); while the host is busy it says
+  "one delay": the turn cannot start earlier than a delay after the busy request
+  ends, so asking again then never oversleeps the turn. A request costs two or
+  three calls to the table, not a stream of polls.
+- **Fair, and safe against the dead.** Waiters are served in the order they
+  first asked; a waiter that stops asking (its site was cancelled, its worker
+  died) drops out of the queue after :data:`STALE_AFTER` seconds of silence, and
+  a turn is a lease: held longer than the request's own deadline allows, it
+  lapses (and the delay still counts from its end). A lost worker cannot block a
+  host for more than one request's deadline.
+- **Clocks stay local.** The table measures time with its own monotonic clock
+  and hands out durations, never instants, so machines need not agree on the
+  time.
+
+Without Dask (tests, a single process), the same table is used directly, behind
+a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from auditor.sampler.pacing import DEFAULT_DELAY, MAX_DELAY, SLOW_DOWN_FACTOR
+
+__all__ = ["MIN_POLL", "STALE_AFTER", "GateTable", "HostGate", "HostTable", "host_of"]
+
+#: The shortest wait the table hands out while another request holds the host
+#: (with a zero delay, how often a waiter asks again).
+MIN_POLL = 0.02
+#: A waiter that has not come back this long after it was told to is dropped.
+STALE_AFTER = 2.0
+_OVERLOADED = frozenset({429, 503})
+
+
+def host_of(url: str) -> str:
+    """The host name a URL's request counts against (lower case; ports and scheme apart)."""
+    from urllib.parse import urlsplit
+
+    return (urlsplit(url).hostname or "").lower()
+
+
+@dataclass
+class _Host:
+    base: float  # --delay or the largest Crawl-delay, whichever is larger
+    delay: float  # the base, or more after 429/503
+    ready_at: float = 0.0  # table-clock time the next request may start
+    holder: str | None = None
+    lease_until: float = 0.0
+    waiting: dict[str, float] = field(default_factory=dict)  # holder -> expected back
+
+
+class HostTable:
+    """Every host's turn, delay and queue. Non-blocking; one per fleet (a Dask actor).
+
+    Times are this table's own monotonic clock; callers only ever get durations.
+    """
+
+    def __init__(
+        self, delay: float = DEFAULT_DELAY, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.default_delay = delay
+        self._clock = clock
+        self._hosts: dict[str, _Host] = {}
+        self._lock = threading.Lock()
+        self.granted = 0  # turns handed out, for the record
+
+    def _host(self, host: str, now: float) -> _Host:
+        state = self._hosts.get(host)
+        if state is None:
+            state = self._hosts[host] = _Host(self.default_delay, self.default_delay)
+        if state.holder is not None and now > state.lease_until:
+            state.holder = None  # the lease lapsed: its holder is gone or stuck
+            state.ready_at = max(state.ready_at, state.lease_until + state.delay)
+        for waiter, back in list(state.waiting.items()):
+            if now > back + STALE_AFTER:
+                del state.waiting[waiter]
+        return state
+
+    def ask(self, host: str, holder: str, lease: float) -> float:
+        """0 when ``holder`` now holds ``host``'s turn (for at most ``lease`` seconds);
+        otherwise the seconds to wait before asking again."""
+        with self._lock:
+            now = self._clock()
+            state = self._host(host, now)
+            state.waiting.setdefault(holder, now)
+            first = next(iter(state.waiting))
+            if state.holder is None and now >= state.ready_at and first == holder:
+                del state.waiting[holder]
+                state.holder, state.lease_until = holder, now + lease
+                self.granted += 1
+                return 0.0
+            if state.holder is not None:
+                wait = max(MIN_POLL, min(state.delay, state.lease_until - now))
+            else:
+                wait = max(state.ready_at - now, 0.0) + (0.0 if first == holder else MIN_POLL)
+            state.waiting[holder] = now + wait
+            return wait
+
+    def done(
+        self, host: str, holder: str, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        """``holder``'s request to ``host`` is over (its body closed, or it failed): the
+        delay starts now. ``status`` is the answer (None: no answer at all)."""
+        with self._lock:
+            now = self._clock()
+            state = self._host(host, now)
+            if state.holder == holder:
+                state.holder = None
+            if status in _OVERLOADED:
+                self._slow_down(state, now, retry_after)
+            elif status is not None:
+                state.delay = max(state.base, state.delay / SLOW_DOWN_FACTOR)
+            state.ready_at = max(state.ready_at, now + state.delay)
+
+    def leave(self, host: str, holder: str) -> None:
+        """``holder`` stops waiting for ``host`` (it gave up)."""
+        with self._lock:
+            self._host(host, self._clock()).waiting.pop(holder, None)
+
+    def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None:
+        """A robots.txt of ``host`` asked for this Crawl-delay: it becomes the floor when
+        larger (capped at MAX_DELAY), for every site on the host."""
+        if not crawl_delay:
+            return
+        with self._lock:
+            state = self._host(host, self._clock())
+            state.base = min(MAX_DELAY, max(state.base, crawl_delay))
+            state.delay = max(state.delay, state.base)
+
+    def delay_for(self, host: str) -> float:
+        """The current delay of ``host``."""
+        with self._lock:
+            return self._host(host, self._clock()).delay
+
+    def slow_down(self, host: str, retry_after: float | None) -> float:
+        """``host`` said it is overloaded: double its delay, honour ``Retry-After``;
+        returns the seconds until it may be asked again."""
+        with self._lock:
+            now = self._clock()
+            return self._slow_down(self._host(host, now), now, retry_after)
+
+    def _slow_down(self, state: _Host, now: float, retry_after: float | None) -> float:
+        asked = min(retry_after or 0.0, MAX_DELAY)
+        state.delay = min(MAX_DELAY, max(state.delay * SLOW_DOWN_FACTOR, asked))
+        state.ready_at = max(state.ready_at, now + state.delay)
+        return state.ready_at - now
+
+
+class GateTable(Protocol):
+    """What :class:`HostGate` needs of a table: a :class:`HostTable`, or a proxy of one
+    living in a Dask actor (:class:`auditor.fleet.cluster.ActorTable`)."""
+
+    def ask(self, host: str, holder: str, lease: float) -> float: ...
+    def done(
+        self, host: str, holder: str, status: int | None = ..., retry_after: float | None = ...
+    ) -> None: ...
+    def leave(self, host: str, holder: str) -> None: ...
+    def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None: ...
+    def delay_for(self, host: str) -> float: ...
+    def slow_down(self, host: str, retry_after: float | None) -> float: ...
+
+
+class HostGate:
+    """One site's side of the fleet's table: the HostPacer interface, shared by all.
+
+    ``wait_turn`` blocks until the host's turn is this holder's; ``finished`` ends it.
+    ``lease`` bounds how long a turn may be held (the request's deadline and a margin).
+    """
+
+    def __init__(
+        self,
+        table: GateTable,
+        holder: str,
+        *,
+        lease: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.table = table
+        self.holder = holder
+        self.lease = lease
+        self._clock = clock
+        self._sleep = sleep
+        self.waited = 0.0  # seconds spent waiting for turns, for the record
+
+    def wait_turn(self, host: str, until: float | None = None) -> bool:
+        """Sleep until ``host`` is ours; False (having waited no later than ``until``, a
+        time on this gate's clock) when the turn would come after it."""
+        while True:
+            wait = self.table.ask(host, self.holder, self.lease)
+            if wait <= 0:
+                return True
+            if until is not None and self._clock() + wait > until:
+                self.table.leave(host, self.holder)
+                return False
+            self.waited += wait
+            self._sleep(wait)
+
+    def finished(
+        self, host: str, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        """The request to ``host`` is over; ``status`` is how it was answered."""
+        self.table.done(host, self.holder, status, retry_after)
+
+    def delay_for(self, host: str) -> float:
+        """The host's current delay, as the whole fleet keeps it."""
+        return self.table.delay_for(host)
+
+    def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None:
+        """Make a Crawl-delay the host's floor for every site on it."""
+        self.table.honour_crawl_delay(host, crawl_delay)
+
+    def slow_down(self, host: str, retry_after: float | None) -> float:
+        """The host is overloaded: slow every site on it down."""
+        return self.table.slow_down(host, retry_after)

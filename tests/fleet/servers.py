@@ -1,0 +1,77 @@
+"""Loopback fleets: simulated demo sites, each on its own 127.x.y.z address (or two
+sites on one address, two ports), and sites that hang or die mid-audit."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+
+from auditor.demo.server import SiteServer
+from auditor.demo.site import BEHAVIOURS, SimulatedSite
+
+
+def simulated(behaviour: str, seed: int, pages: int = 20) -> SimulatedSite:
+    """A small simulated site of one behaviour."""
+    return SimulatedSite(behaviour, {"pages": BEHAVIOURS[behaviour]}, pages, seed=seed)
+
+
+class HangingServer(SiteServer):
+    """Answers robots.txt and the sitemap (index), then holds every other request (the
+    sub-sitemaps, the pages) without a word until released."""
+
+    def __init__(self, site: SimulatedSite, *, host: str, release: threading.Event) -> None:
+        super().__init__(site, host=host)
+        self.release = release
+
+    def respond(self, path: str) -> tuple[int, str, str]:
+        if path not in ("/robots.txt", "/sitemap.xml"):
+            self.release.wait()
+        return super().respond(path)
+
+
+class DyingServer(SiteServer):
+    """Serves ``answers`` requests, then dies: open connections are dropped without an
+    answer and new ones refused."""
+
+    def __init__(self, site: SimulatedSite, *, host: str, answers: int) -> None:
+        super().__init__(site, host=host)
+        self.answers = answers
+        self.died = threading.Event()
+
+    def respond(self, path: str) -> tuple[int, str, str]:
+        if len(self.requests) > self.answers:
+            if not self.died.is_set():
+                self.died.set()
+                threading.Thread(target=self.close, daemon=True).start()
+            raise ConnectionAbortedError("the server died")
+        return super().respond(path)
+
+
+def settled(servers: Iterable[SiteServer], timeout: float = 5.0) -> None:
+    """Wait until every request a server received is in its log (a handler logs a
+    request once its answer is written, a moment after the client may have read it)."""
+    import time
+
+    ends = time.monotonic() + timeout
+    while any(len(s.log) < len(s.requests) for s in servers) and time.monotonic() < ends:
+        time.sleep(0.01)
+
+
+def too_close(servers: Iterable[SiteServer], delay: float) -> list[str]:
+    """Every pair of requests to one host name (all its ports) that overlapped or came
+    closer than ``delay`` from the end of one to the start of the next."""
+    servers = list(servers)
+    settled(servers)
+    by_host: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
+    for server in servers:
+        host = server.origin.split("//", 1)[1].rsplit(":", 1)[0]
+        by_host[host] += [(a, b, f"{server.origin}{p}") for a, b, p in server.log]
+    found = []
+    for host, log in by_host.items():
+        log.sort()
+        for (_, answered, first), (arrived, _, second) in itertools.pairwise(log):
+            if arrived - answered < delay:
+                found.append(f"{host}: {second} {arrived - answered:.3f} s after {first}")
+    return found

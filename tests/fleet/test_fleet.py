@@ -1,0 +1,154 @@
+"""audit_fleet on loopback fleets of simulated sites: the same verdicts as one by one,
+politeness per host name across sites and worker processes, failures isolated."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from auditor.audit import AuditOptions, audit_site
+from auditor.demo.server import SiteServer
+from auditor.demo.site import BEHAVIOURS, SimulatedSite
+from auditor.fleet import SiteFailure, audit_fleet
+from auditor.history import History
+from auditor.http import PAGE_ACCEPT, HttpOptions
+from auditor.result import AuditResult
+from auditor.sampler import SampleOptions
+from auditor.walker import WalkOptions
+from tests.fleet.servers import DyingServer, HangingServer, settled, simulated, too_close
+
+DELAY = 0.1
+OPTIONS = AuditOptions(
+    walk=WalkOptions(http=HttpOptions(timeout=5)),
+    sample=SampleOptions(
+        sample=8, delay=DELAY, http=HttpOptions(timeout=5, retries=0, accept=PAGE_ACCEPT)
+    ),
+    seed=7,
+)
+
+
+@pytest.fixture
+def fleet() -> Iterator[list[SiteServer]]:
+    """Three sites on hosts of their own, and two on one host (two ports)."""
+    servers = [
+        SiteServer(simulated("accurate-jsonld", 1), host="127.0.10.1"),
+        SiteServer(simulated("generation-time", 2), host="127.0.10.2"),
+        SiteServer(simulated("no-lastmod", 3), host="127.0.10.3"),
+        SiteServer(simulated("accurate-date-microdata", 4), host="127.0.10.4"),
+        SiteServer(simulated("bumping", 5), host="127.0.10.4"),
+    ]
+    yield servers
+    for server in servers:
+        server.close()
+
+
+def test_a_fleet_gives_the_verdicts_of_one_by_one_and_keeps_every_host_polite(fleet, tmp_path):
+    origins = [s.origin for s in fleet]
+    with History.open(tmp_path / "alone.sqlite3") as history:
+        alone = {o: audit_site(o, history, OPTIONS).verdict for o in origins}
+    for server in fleet:
+        server.log.clear()
+        server.requests.clear()
+
+    with History.open(tmp_path / "fleet.sqlite3") as history:
+        outcomes = list(audit_fleet([*origins, origins[0] + "/"], history, OPTIONS, concurrency=3))
+        saved = {r.site: r.verdict for r in history.runs()}
+
+    assert all(isinstance(o, AuditResult) for o in outcomes), outcomes
+    together = {o.site: o.verdict for o in outcomes}
+    assert together == alone  # the repeat of the first site was audited once
+    assert saved == together and sorted(o.run_id for o in outcomes) == [1, 2, 3, 4, 5]
+    assert len(set(alone.values())) >= 3  # the fleet is varied enough to mean something
+    settled(fleet)
+    assert all(len(s.log) >= 4 for s in fleet)  # robots, sitemap, pages: all behind the gate
+    assert sum(len(s.log) for s in fleet[3:]) >= 10  # the shared host was asked often
+    assert too_close(fleet, DELAY) == []
+
+
+@pytest.fixture(scope="module")
+def cluster_client() -> Iterator[object]:
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def test_on_a_cluster_a_hanging_site_and_a_dying_one_do_not_stop_the_fleet(
+    cluster_client, tmp_path
+):
+    release = threading.Event()
+    good = SiteServer(simulated("accurate-jsonld", 1), host="127.0.11.1")
+    shared = SiteServer(simulated("generation-time", 2), host="127.0.11.1")
+    many = {f"part{i}": BEHAVIOURS["accurate-jsonld"] for i in range(12)}
+    hanging = HangingServer(SimulatedSite("hanging", many, 2), host="127.0.11.2", release=release)
+    dying = DyingServer(simulated("accurate-jsonld", 4), host="127.0.11.3", answers=5)
+    servers = [good, shared, hanging, dying]
+    short = replace(OPTIONS, walk=WalkOptions(http=HttpOptions(timeout=1, retries=0)))
+    database = tmp_path / "fleet.sqlite3"
+    try:
+        with History.open(database) as history:
+            outcomes = {
+                o.site: o
+                for o in audit_fleet(
+                    [s.origin for s in servers],
+                    history,
+                    short,
+                    client=cluster_client,
+                    site_timeout=8,  # 12 sub-sitemaps that hang 1 s each: past it
+                )
+            }
+            runs = {r.site for r in history.runs()}
+    finally:
+        release.set()
+        for server in servers:
+            server.close()
+
+    assert set(outcomes) == {s.origin for s in servers}, outcomes
+    failure = outcomes[hanging.origin]
+    assert isinstance(failure, SiteFailure) and failure.code == "time-limit"
+    assert "(8 s)" in failure.detail
+    assert dying.died.is_set(), outcomes[dying.origin]
+    for site in (good, shared):
+        assert isinstance(outcomes[site.origin], AuditResult)
+    assert hanging.origin not in runs  # nothing of a failed site is saved
+    assert runs == {o for o, r in outcomes.items() if isinstance(r, AuditResult)}
+    assert too_close([good, shared], DELAY) == []
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_site_with_a_large_previous_inventory_is_sent_ahead(
+    cluster_client, tmp_path, monkeypatch
+):
+    import auditor.fleet.engine as engine
+
+    monkeypatch.setattr(engine, "_SCATTER_FROM", 10)  # 20 URLs count as large here
+    servers = [SiteServer(simulated("accurate-jsonld", n), host=f"127.0.15.{n}") for n in (1, 2)]
+    quick = replace(OPTIONS, sample=replace(OPTIONS.sample, delay=0.0))
+    try:
+        with History.open(tmp_path / "h.sqlite3") as history:
+            for server in servers:
+                audit_site(server.origin, history, quick)
+            again = list(
+                audit_fleet([s.origin for s in servers], history, quick, client=cluster_client)
+            )
+    finally:
+        for server in servers:
+            server.close()
+    assert all(isinstance(r, AuditResult) for r in again), again
+    assert sorted(r.run_id for r in again) == [3, 4]
+    assert all(r.changes is not None for r in again)  # the previous run reached the worker

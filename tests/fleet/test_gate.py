@@ -1,0 +1,183 @@
+"""The host gate: one request at a time per host name, delays added up, fair, and safe
+against holders that vanish."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from auditor.demo.server import SiteServer
+from auditor.fleet.client import GatedHttpClient, TimeLimit
+from auditor.fleet.gate import STALE_AFTER, HostGate, HostTable
+from auditor.http import FetchFailure, HttpOptions, Response
+from auditor.sampler.pacing import MAX_DELAY
+from tests.fleet.servers import settled, simulated, too_close
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_one_holder_at_a_time_and_the_delay_counts_from_the_end():
+    clock = Clock()
+    table = HostTable(1.0, clock=clock)
+    assert table.ask("h", "a", lease=30) == 0
+    wait = table.ask("h", "b", lease=30)
+    assert wait > 0  # busy: b waits
+    clock.now += 5  # a's request takes 5 s
+    table.done("h", "a", 200)
+    assert table.ask("h", "b", lease=30) == pytest.approx(1.0)  # the delay from a's end
+    clock.now += 1.0
+    assert table.ask("h", "b", lease=30) == 0
+
+
+def test_waiters_are_served_in_the_order_they_asked():
+    clock = Clock()
+    table = HostTable(0.5, clock=clock)
+    assert table.ask("h", "a", 30) == 0
+    table.ask("h", "b", 30)
+    table.ask("h", "c", 30)
+    table.done("h", "a", 200)
+    clock.now += 0.5
+    assert table.ask("h", "c", 30) > 0  # c came later than b
+    assert table.ask("h", "b", 30) == 0
+
+
+def test_a_lapsed_lease_and_a_silent_waiter_do_not_block_the_host():
+    clock = Clock()
+    table = HostTable(1.0, clock=clock)
+    assert table.ask("h", "gone", lease=10) == 0  # then its worker dies
+    table.ask("h", "silent", 10)  # asks once, never again
+    clock.now += 10 + STALE_AFTER + 1.5
+    assert table.ask("h", "b", 10) == 0  # lease lapsed, silent waiter dropped
+
+
+def test_crawl_delay_and_overload_hold_for_every_site_on_the_host():
+    clock = Clock()
+    table = HostTable(1.0, clock=clock)
+    table.honour_crawl_delay("h", 4.0)
+    assert table.delay_for("h") == 4.0
+    assert table.ask("h", "a", 30) == 0
+    table.done("h", "a", 503, retry_after=20.0)
+    assert table.delay_for("h") == 20.0
+    assert table.ask("h", "b", 30) == pytest.approx(20.0)
+    table.done("h", "b", 200)  # (b never held it: the answer still counts)
+    assert table.delay_for("h") == 10.0
+    table.done("h", "b", 200)
+    assert table.delay_for("h") == 5.0
+    table.done("h", "b", 200)
+    assert table.delay_for("h") == 4.0  # never below the Crawl-delay
+    table.slow_down("h", 10_000)
+    assert table.delay_for("h") == MAX_DELAY
+
+
+def test_gate_gives_up_a_turn_that_would_come_after_its_limit():
+    clock = Clock()
+    table = HostTable(3.0, clock=clock)
+    gate = HostGate(table, "b", lease=30, clock=clock, sleep=lambda s: None)
+    assert table.ask("h", "a", 30) == 0
+    table.done("h", "a", 200)
+    assert gate.wait_turn("h", until=clock.now + 1.0) is False
+    assert table.ask("h", "c", 30) > 0 and "b" not in table._hosts["h"].waiting
+
+
+def _fetch_all(client: GatedHttpClient, urls: list[str]) -> list[int]:
+    statuses = []
+    with client:
+        for url in urls:
+            result = client.get(url)
+            assert isinstance(result, Response)
+            b"".join(result.body)
+            statuses.append(result.status)
+    return statuses
+
+
+def test_two_sites_on_one_host_two_ports_never_ask_it_at_once():
+    """Threads with their own clients, one shared table: the servers' logs show each
+    request at least the delay after the end of the one before, across both ports."""
+    delay = 0.05
+    table = HostTable(delay)
+    servers = [SiteServer(simulated("accurate-jsonld", n), host="127.0.9.1") for n in (1, 2)]
+    other = SiteServer(simulated("accurate-jsonld", 3), host="127.0.9.2")
+    try:
+        jobs = []
+        for n, server in enumerate([*servers, other]):
+            gate = HostGate(table, f"site-{n}", lease=30)
+            client = GatedHttpClient(HttpOptions(timeout=5), gate, TimeLimit.starting_now(60))
+            urls = [f"{server.origin}/pages/{i}" for i in range(8)]
+            jobs.append(threading.Thread(target=_fetch_all, args=(client, urls)))
+        for job in jobs:
+            job.start()
+        for job in jobs:
+            job.join()
+        settled([*servers, other])
+        assert sum(len(s.log) for s in (*servers, other)) == 24
+        assert too_close([*servers, other], delay) == []
+        # the other host was not held up by the shared one: its requests interleave
+        first_other, last_shared = other.log[0][0], max(s.log[-1][0] for s in servers)
+        assert first_other < last_shared
+    finally:
+        for server in (*servers, other):
+            server.close()
+
+
+def test_a_turn_lasts_until_the_body_is_closed():
+    delay = 0.05
+    table = HostTable(delay)
+    servers = [SiteServer(simulated("accurate-jsonld", n), host="127.0.9.3") for n in (1, 2)]
+    try:
+        clients = [
+            GatedHttpClient(
+                HttpOptions(timeout=5),
+                HostGate(table, f"site-{n}", lease=30),
+                TimeLimit.starting_now(60),
+            )
+            for n in (1, 2)
+        ]
+        held = clients[0].get(servers[0].origin + "/sitemap.xml")
+        assert isinstance(held, Response)
+        second = threading.Thread(target=_fetch_all, args=(clients[1], [servers[1].origin + "/"]))
+        second.start()
+        second.join(timeout=0.5)
+        assert second.is_alive() and servers[1].requests == []  # still waiting for the turn
+        held.close()
+        second.join()
+        assert servers[1].requests == ["/"]
+    finally:
+        clients[0].close()
+        for server in servers:
+            server.close()
+
+
+def test_no_request_once_the_site_time_limit_is_spent():
+    table = HostTable(0.0)
+    with SiteServer(simulated("accurate-jsonld", 1), host="127.0.9.4") as server:
+        limit = TimeLimit(5.0, started=0.0)  # spent long ago on the monotonic clock
+        client = GatedHttpClient(HttpOptions(timeout=5), HostGate(table, "a", lease=30), limit)
+        result = client.get(server.origin + "/robots.txt")
+        client.close()
+    assert isinstance(result, FetchFailure) and result.code == "timeout"
+    assert "time limit (5 s)" in result.detail
+    assert server.log == []
+
+
+def test_a_response_dropped_unclosed_still_ends_its_turn():
+    import gc
+
+    table = HostTable(0.0)
+    with SiteServer(simulated("accurate-jsonld", 1), host="127.0.9.5") as server:
+        client = GatedHttpClient(
+            HttpOptions(timeout=5), HostGate(table, "a", lease=300), TimeLimit.starting_now(60)
+        )
+        dropped = client.get(server.origin + "/robots.txt")
+        assert isinstance(dropped, Response)
+        assert table.ask("127.0.9.5", "b", 300) > 0  # held by the response
+        del dropped
+        gc.collect()
+        assert table.ask("127.0.9.5", "b", 300) == 0
+        client.close()
