@@ -15,7 +15,7 @@ __all__ = ["add_db_commands"]
 _DB_HELP = "a path, sqlite:///PATH or postgresql://user@host:port/dbname"
 
 
-def add_db_commands(commands: argparse._SubParsersAction) -> None:
+def add_db_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``db`` and its subcommands."""
     db = commands.add_parser(
         "db",

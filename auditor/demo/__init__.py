@@ -17,7 +17,7 @@ from pathlib import Path
 from auditor.audit import AuditOptions, audit_site
 from auditor.demo.clock import SimulatedClock
 from auditor.demo.server import SiteServer
-from auditor.demo.site import BEHAVIOURS, SimulatedSite
+from auditor.demo.site import BEHAVIOURS, Behaviour, SimulatedSite
 from auditor.errors import UsageError
 from auditor.history import History
 from auditor.report import DEMO_DIR, load_report_data, write_fleet_index, write_site_report
@@ -49,13 +49,18 @@ class DemoRow:
 def demo_sites(start: datetime | None = None) -> dict[str, SimulatedSite]:
     """Every behaviour as a site of its own, plus one mixing two behaviours; their
     virtual clocks at ``start`` (by default, in the past as :class:`SimulatedSite`'s)."""
-    clock = {} if start is None else {"clock": start}
+
+    def site(name: str, sections: dict[str, Behaviour], seed: int) -> SimulatedSite:
+        if start is None:
+            return SimulatedSite(name, sections, seed=seed)
+        return SimulatedSite(name, sections, seed=seed, clock=start)
+
     sites = {
-        name: SimulatedSite(name, {"pages": behaviour}, seed=i, **clock)
+        name: site(name, {"pages": behaviour}, i)
         for i, (name, behaviour) in enumerate(BEHAVIOURS.items())
     }
     sections = {"products": BEHAVIOURS["generation-time"], "blog": BEHAVIOURS["accurate-jsonld"]}
-    sites["mixed"] = SimulatedSite("mixed", sections, seed=len(sites), **clock)
+    sites["mixed"] = site("mixed", sections, len(sites))
     return sites
 
 

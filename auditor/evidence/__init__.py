@@ -13,7 +13,7 @@ Pure: bytes and headers in, :class:`PageEvidence` out; fetching is the caller's.
 
 import typing
 
-from auditor import _lazy
+import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
     from auditor.evidence.change import PageChange

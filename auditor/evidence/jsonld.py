@@ -17,6 +17,8 @@ from typing import Any
 
 from lxml import etree
 
+from auditor.evidence.text import elements
+
 __all__ = ["MAX_SCRIPT_CHARS", "read_jsonld"]
 
 #: A block longer than this is skipped (a whole product catalogue, an embedded data dump).
@@ -46,7 +48,7 @@ def read_jsonld(tree: etree._Element) -> tuple[list[Any], int]:
 
 
 def _scripts(tree: etree._Element) -> Iterator[str]:
-    for script in _SCRIPTS(tree):
+    for script in elements(_SCRIPTS, tree):
         kind = script.get("type", "").split(";", 1)[0].strip().lower()
         if kind != _LD_JSON:
             continue

@@ -362,7 +362,7 @@ def _folded(blocks: list[Block], texts: list[str], rest: str) -> Block:
 def _numbers(text: str) -> tuple[tuple[str, str, str], ...]:
     """Each number with the word before and after it; none when there are more than
     MAX_NUMBERS (a table of figures is summarised as changed, not number by number)."""
-    found = []
+    found: list[tuple[str, str, str]] = []
     for match in _NUMBER.finditer(text):
         if len(found) == MAX_NUMBERS:
             return ()

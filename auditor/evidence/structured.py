@@ -27,6 +27,7 @@ from auditor.evidence.dates import parse_page_date
 from auditor.evidence.jsonld import read_jsonld
 from auditor.evidence.model import DatedValue
 from auditor.evidence.nodes import Node, flatten, names_another_page, page_keys, rank, short_type
+from auditor.evidence.text import elements
 
 __all__ = ["StructuredData", "read_structured"]
 
@@ -63,6 +64,8 @@ META_PUBLISHED = (
 _META_ATTRS = ("property", "name", "http-equiv", "itemprop")
 _DATED = etree.XPath("//meta | //*[@itemprop='dateModified' or @itemprop='datePublished']")
 _MAX_META = 2_000
+#: An element's text, descendants included (what lxml.html's ``text_content`` does).
+_TEXT = etree.XPath("string()", smart_strings=False)
 #: RDFa terms (expanded IRIs shortened) read as schema.org's names.
 _RDFA_ALIASES = {"modified": "dateModified", "issued": "datePublished"}
 
@@ -121,7 +124,10 @@ def _extruct(
 ) -> dict[str, list[Any]]:
     """One extruct call; whatever it raises on this page is noted, never propagated."""
     try:
-        return extruct.extract(document, base_url=base, syntaxes=syntaxes, uniform=True)
+        found: dict[str, list[Any]] = extruct.extract(
+            document, base_url=base, syntaxes=syntaxes, uniform=True
+        )
+        return found
     except Exception as exc:  # third-party code on hostile input
         notes.append(f"extruct-failed:{'+'.join(syntaxes)}:{type(exc).__name__}")
         return {}
@@ -169,10 +175,11 @@ def _from_og(items: list[Any], names: tuple[str, ...]) -> Iterator[DatedValue]:
 def _meta_tags(tree: etree._Element) -> dict[str, str]:
     """The first value of each dated meta name (lower case) in the page."""
     found: dict[str, str] = {}
-    for element in _DATED(tree)[:_MAX_META]:
+    for element in elements(_DATED, tree)[:_MAX_META]:
         value = element.get("content") or element.get("datetime")
         if value is None and element.tag != "meta":
-            value = element.text_content()
+            text = _TEXT(element)
+            value = text if isinstance(text, str) else None
         for attr in _META_ATTRS:
             name = element.get(attr)
             if name and value:

@@ -21,6 +21,7 @@ __all__ = [
     "WORD",
     "Lengths",
     "content_root",
+    "elements",
     "normalise",
     "visible_length",
 ]
@@ -73,17 +74,26 @@ _ARTICLES = etree.XPath("//article")
 _BODY = etree.XPath("//body")
 
 
+def elements(path: etree.XPath, tree: etree._Element) -> list[etree._Element]:
+    """The elements ``path`` selects in ``tree`` (an XPath result may also hold strings,
+    numbers or attribute values; those are left out)."""
+    found = path(tree)
+    if not isinstance(found, list):
+        return []
+    return [node for node in found if isinstance(node, etree._Element)]
+
+
 def content_root(tree: etree._Element, lengths: Lengths | None = None) -> etree._Element:
     """The first ``<main>``/``[role=main]``, else the longest ``<article>``, else ``<body>``; a
     candidate holding less than ``MIN_ROOT_SHARE`` of the body's text is passed over."""
     measure = lengths or visible_length
-    body = _BODY(tree)
+    body = elements(_BODY, tree)
     page = body[0] if body else tree
     least = MIN_ROOT_SHARE * measure(page)
-    for candidate in _MAIN(tree):
+    for candidate in elements(_MAIN, tree):
         if measure(candidate) >= least:
             return candidate
-    sized = [(measure(a), a) for a in _ARTICLES(tree)]
+    sized = [(measure(a), a) for a in elements(_ARTICLES, tree)]
     if sized:
         size, article = max(sized, key=lambda pair: pair[0])
         if size >= least:

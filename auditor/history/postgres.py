@@ -99,7 +99,9 @@ class PostgresDatabase(Database):
         try:
             given = conninfo_to_dict(url)
             extra = {k: v for k, v in _CONNECT_DEFAULTS.items() if k not in given}
-            conn = self._psycopg.connect(make_conninfo(url, **extra), autocommit=True)
+            conn: psycopg.Connection[Any] = self._psycopg.connect(
+                make_conninfo(url, **extra), autocommit=True
+            )
         except self._psycopg.Error as exc:
             raise HistoryError(f"cannot connect to {self.location}: {exc}".strip()) from exc
         try:
@@ -141,7 +143,7 @@ class PostgresDatabase(Database):
 
     def _raw(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         with self.translated():
-            return self.conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+            return self.conn.execute(sql, params).fetchall()
 
     # -- opening -------------------------------------------------------------------
 
@@ -155,7 +157,7 @@ class PostgresDatabase(Database):
                 (self._schema_oid,),
             )
             names = [str(name) for name, _ in relations]
-            oids = dict(relations)
+            oids: dict[str, int] = dict(relations)
             if "schema_migrations" not in oids or not self._ours(oids["schema_migrations"]):
                 return 0, names
             return int(self._raw("SELECT count(*) FROM schema_migrations")[0][0]), names
@@ -175,11 +177,11 @@ class PostgresDatabase(Database):
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         with self.translated():
-            return self.conn.execute(placeholders(sql), params, binary=True).fetchall()  # type: ignore[arg-type]
+            return self.conn.execute(placeholders(sql), params, binary=True).fetchall()
 
     def described(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], Rows]:
         with self.translated():
-            cursor = self.conn.execute(placeholders(sql), params, binary=True)  # type: ignore[arg-type]
+            cursor = self.conn.execute(placeholders(sql), params, binary=True)
             return [column.name for column in cursor.description or []], cursor.fetchall()
 
     def stream(self, sql: str, params: Sequence[Any] = (), size: int = 1000) -> Iterator[Rows]:
@@ -192,13 +194,13 @@ class PostgresDatabase(Database):
                 if name
                 else self.conn.cursor(binary=True) as cursor
             ):
-                cursor.execute(placeholders(sql), params)  # type: ignore[arg-type]
+                cursor.execute(placeholders(sql), params)
                 while batch := cursor.fetchmany(size):
                     yield batch
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         with self.translated():
-            self.conn.execute(placeholders(sql), params)  # type: ignore[arg-type]
+            self.conn.execute(placeholders(sql), params)
 
     def insert_rows(
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typing
 
-from auditor import _lazy
+import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
     from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample

@@ -133,7 +133,7 @@ def _allocate(sizes: np.ndarray, budget: int) -> np.ndarray:
     budget = min(budget, int(sizes.sum()))
     floors = np.minimum(sizes, MIN_PER_SEGMENT)
     if floors.sum() >= budget:
-        picks = np.zeros_like(sizes)
+        picks: np.ndarray = np.zeros_like(sizes)
         for i in np.argsort(-sizes, kind="stable"):
             picks[i] = min(floors[i], budget - picks.sum())
         return picks

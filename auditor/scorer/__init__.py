@@ -31,7 +31,13 @@ from auditor.scorer.verdict import (
     pooled_trust,
     recheck_days,
 )
-from auditor.scorer.window import PastRun, SegmentEvidence, count_checks, gather_evidence
+from auditor.scorer.window import (
+    PageFilter,
+    PastRun,
+    SegmentEvidence,
+    count_checks,
+    gather_evidence,
+)
 
 __all__ = ["PastRun", "ScoreInputs", "sampling_status", "score"]
 
@@ -110,11 +116,14 @@ def _evidence(inputs: ScoreInputs) -> dict[str, SegmentEvidence]:
             continue
         if any(f.code == "shared-timestamp" for f in segment.flags):
             name = segment.sitemap
-            carrying = gather_evidence(
-                *args, keep=lambda p, n=name, v=value: p.sitemap == n and p.lastmod == v
-            )
+            carrying = gather_evidence(*args, keep=_carrying(name, value))
             evidence[name].shared = carrying[name].pooled if name in carrying else Tally()
     return evidence
+
+
+def _carrying(sitemap: str, lastmod: datetime) -> PageFilter:
+    """Accepts the pages of ``sitemap`` whose lastmod is ``lastmod``."""
+    return lambda page: page.sitemap == sitemap and page.lastmod == lastmod
 
 
 def _lift_by_pooled_evidence(
