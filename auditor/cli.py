@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_inspect(commands: argparse._SubParsersAction) -> None:
+def _add_inspect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inspect = commands.add_parser(
         "inspect",
         help="first look at a site's lastmod values, without fetching a page",
@@ -167,7 +167,7 @@ def _summary(walk: Walk, *, quiet: bool) -> None:
     print(line, file=sys.stderr)
 
 
-def _add_page_command(commands: argparse._SubParsersAction) -> None:
+def _add_page_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     page = commands.add_parser(
         "page",
         help="what one page says about its own changes (dates, fingerprints)",

@@ -93,7 +93,7 @@ def _add_out(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_audit_commands(commands: argparse._SubParsersAction) -> None:
+def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register audit, reverify, history and changed."""
     audit = commands.add_parser(
         "audit",
@@ -338,7 +338,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
     else:
         headers = ("run", "site", "started", "verdict")
         table = [
-            [str(r["run_id"]), r["site"], r["started_at"][:19].replace("T", " "), r["verdict"]]
+            [
+                str(r["run_id"]),
+                str(r["site"]),
+                str(r["started_at"])[:19].replace("T", " "),
+                str(r["verdict"]),
+            ]
             for r in rows
         ]
         print(render_table(headers, table, right={0}))

@@ -128,18 +128,19 @@ def _report(
     outcome: AuditResult | SiteFailure, history: History, out: Path, as_json: bool
 ) -> AuditResult | SiteFailure:
     """Write a finished site's report and print its line (JSON Lines with --json)."""
+    from auditor.fleet import SiteFailure
     from auditor.report import load_report_data, site_slug, write_site_report
 
-    if not _failed(outcome):
+    if not isinstance(outcome, SiteFailure):
         data = load_report_data(history, outcome.site)
         path = write_site_report(data, out / site_slug(outcome.site))
-        outcome = replace(outcome, report=str(path))  # type: ignore[type-var]
+        outcome = replace(outcome, report=str(path))
     if as_json:
         sys.stdout.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
-    elif _failed(outcome):
-        sys.stdout.write(f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n")  # type: ignore[union-attr]
+    elif isinstance(outcome, SiteFailure):
+        sys.stdout.write(f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n")
     else:
-        sys.stdout.write(f"{outcome.site}: {outcome.verdict}\n")  # type: ignore[union-attr]
+        sys.stdout.write(f"{outcome.site}: {outcome.verdict}\n")
     sys.stdout.flush()
     return outcome
 
@@ -183,7 +184,7 @@ def _connected(address: str | None) -> Iterator[Any]:
     from distributed import Client
 
     try:
-        client = Client(address, timeout=30)
+        client = Client(address, timeout=30)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         raise AuditorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
     with client:

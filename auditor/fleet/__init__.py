@@ -15,7 +15,7 @@ yielded as a :class:`SiteFailure` and nothing of it is saved.
 
 import typing
 
-from auditor import _lazy
+import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
     from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from auditor.fleet.gate import HostTable
 
@@ -88,7 +88,7 @@ class GateRef:
         return ActorTable(Actor(HostTable, self.address, self.key))
 
 
-def start_gate(client: Client, delay: float) -> tuple[GateRef, Future]:
+def start_gate(client: Client, delay: float) -> tuple[GateRef, Future[Any]]:
     """Start the fleet's host table as an actor; its reference, and the future that
     keeps it alive (hold it for as long as the fleet runs)."""
     future = client.submit(HostTable, delay, actor=True, pure=False)

@@ -32,7 +32,7 @@ saved; what was saved stays.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +77,7 @@ def audit_fleet(
     client: Client | None = None,
     site_timeout: float = DEFAULT_SITE_TIMEOUT,
     on_progress: ProgressCallback | None = None,
-) -> Iterator[AuditResult | SiteFailure]:
+) -> Generator[AuditResult | SiteFailure, None, None]:
     """Audit every site, ``concurrency`` at a time, yielding each saved result (or why a
     site has none) as it finishes.
 
@@ -109,7 +109,7 @@ class _Fleet:
     total: int
     slots: int
     started: float = field(default_factory=time.monotonic)
-    running: dict[Future, tuple[str, float]] = field(default_factory=dict)
+    running: dict[Future[Any], tuple[str, float]] = field(default_factory=dict)
     done: int = 0
     failed: int = 0
 
@@ -134,7 +134,7 @@ def _run(
     on_progress: ProgressCallback | None,
     *,
     cancel: bool = True,
-) -> Iterator[AuditResult | SiteFailure]:
+) -> Generator[AuditResult | SiteFailure, None, None]:
     from auditor.fleet.cluster import start_gate, worker_threads
 
     slots = max(1, min(concurrency or worker_threads(client), worker_threads(client)))
@@ -169,13 +169,14 @@ def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure:
     return audit_task(task, gate.table())
 
 
-def _shipped(client: Client, task: SiteTask) -> SiteTask | Future:
+def _shipped(client: Client, task: SiteTask) -> SiteTask | Future[Any]:
     """The task itself, or, when it carries a large previous inventory, the task sent
     to the cluster ahead (Dask's advice for large arguments: no big graph to ship)."""
     entries = task.previous.entries
     if entries is None or len(entries) < _SCATTER_FROM:
         return task
-    return client.scatter(task, hash=False)
+    shipped: Future[Any] = client.scatter(task, hash=False)
+    return shipped
 
 
 def _take(pending: Iterator[tuple[str, str]], count: int) -> list[tuple[str, str]]:
