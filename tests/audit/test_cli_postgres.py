@@ -49,7 +49,8 @@ def test_the_history_commands_on_postgresql(postgres_server, tmp_path, monkeypat
         aged = (datetime.now(UTC) - timedelta(days=60)).isoformat(timespec="microseconds")
         raw(url, "UPDATE runs SET finished_at = ?", (aged,))
         assert main(["reverify", "--delay", "0", "--json"]) == 0
-        (second,) = json.loads(capsys.readouterr().out)
+        (line,) = capsys.readouterr().out.splitlines()  # JSON Lines: one site was due
+        second = json.loads(line)
         assert (second["run_id"], second["previous_verdict"]) == (2, "partial")
         assert second["changes"]["compared"] > 0  # the panel was read back from PostgreSQL
 
