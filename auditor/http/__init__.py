@@ -261,9 +261,14 @@ class HttpClient:
         deadline = Deadline(remaining)
         current_request.deadline = deadline
         started = time.monotonic()
+        received: list[requests.Response] = []  # to close a response requests chokes on
         try:
             resp = self.session.get(
-                url, stream=True, allow_redirects=False, timeout=(remaining, remaining)
+                url,
+                stream=True,
+                allow_redirects=False,
+                timeout=(remaining, remaining),
+                hooks={"response": lambda r, *_args, **_kw: received.append(r)},
             )
         except requests.RequestException as exc:
             deadline.cancel()
@@ -272,6 +277,8 @@ class HttpClient:
             return FetchFailure(url, "http-error", f"connection failed: {_short(exc)}")
         except ValueError as exc:  # requests parses a redirect's Location even unfollowed
             deadline.cancel()
+            for response in received:
+                response.close()
             return FetchFailure(url, "http-error", f"unusable response: {_short(exc)}")
         except BaseException:
             deadline.cancel()
