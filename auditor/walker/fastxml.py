@@ -188,14 +188,15 @@ class FastUrlset:
 
     # -- feeding expat ---------------------------------------------------------------
     def _parse(self, text: str) -> None:
-        self.parser.Parse(text, False)
-        self._fed += _byte_length(text)
+        data = text.encode("utf-8")  # bytes: a str would make expat ignore the declaration
+        self.parser.Parse(data, False)
+        self._fed += len(data)
         if len(self.buf) > 8:
             self._bound(self.buf)
 
     def _skip(self, text: str, start: int, stop: int) -> None:
         """Records read by pattern: expat sees whitespace in their place."""
-        blank = _blank(text, start, stop)
+        blank = _blank(text, start, stop).encode("ascii")
         self.parser.Parse(blank, False)
         self._fed += len(blank)
         if len(self.buf) > 8:

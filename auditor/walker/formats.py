@@ -141,7 +141,7 @@ class SitemapReader:
             head = (head + chunk).lstrip(_WHITESPACE)
             if head.startswith(_UTF8_BOM):
                 head = head[len(_UTF8_BOM) :].lstrip(_WHITESPACE)
-            if head:
+            if head and not _UTF8_BOM.startswith(head):  # a BOM cut by the chunk's end waits
                 break
         if not head:
             self.problems.append(("not-a-sitemap", "empty response"))
@@ -442,9 +442,10 @@ def _make_parser(head: bytes) -> tuple[pyexpat.XMLParserType, codecs.Incremental
 
 
 def _utf8(head: bytes) -> bool:
-    """True when the document is UTF-8 by its declaration or by default (no UTF-16 BOM)."""
-    if head.startswith(_UTF16_BOMS):
-        return False
+    """True when ``head`` shows a UTF-8 document: declared so, or declaring nothing."""
+    if head.startswith(_UTF16_BOMS) or b"<?xml".startswith(head[:5]):
+        if not head.startswith(b"<?xml") or b"?>" not in head:
+            return False  # a declaration not seen whole yet
     declared = _DECLARED_ENCODING.match(head)
     return declared is None or _codec_name(declared.group(1).decode("ascii")) == "utf-8"
 
