@@ -443,9 +443,10 @@ def _make_parser(head: bytes) -> tuple[pyexpat.XMLParserType, codecs.Incremental
 
 def _utf8(head: bytes) -> bool:
     """True when ``head`` shows a UTF-8 document: declared so, or declaring nothing."""
-    if head.startswith(_UTF16_BOMS) or b"<?xml".startswith(head[:5]):
-        if not head.startswith(b"<?xml") or b"?>" not in head:
-            return False  # a declaration not seen whole yet
+    if head.startswith(_UTF16_BOMS):
+        return False
+    if b"<?xml".startswith(head[:5]) and (not head.startswith(b"<?xml") or b"?>" not in head):
+        return False  # a declaration not seen whole yet
     declared = _DECLARED_ENCODING.match(head)
     return declared is None or _codec_name(declared.group(1).decode("ascii")) == "utf-8"
 
