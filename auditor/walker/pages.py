@@ -30,13 +30,14 @@ from auditor.walker.output import (
     jsonl_sitemap_end,
     utc_iso,
 )
+from auditor.walker.seen import SeenUrls
 
 __all__ = ["PageMaker", "Pages", "Tally"]
 
 T = TypeVar("T")
 
 #: Distinct lastmod texts remembered per syntax; a cache is emptied when full.
-DATE_CACHE_SIZE = 8_192
+DATE_CACHE_SIZE = 32_768
 _new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
 _first = itemgetter(0)
 _second = itemgetter(1)
@@ -72,6 +73,15 @@ def _plain(texts: list[str | None]) -> bool:
     return len(_quote(joined)) == len(joined) + 2
 
 
+def _forget_most(parts: dict[str | None, str], invalid: set[str]) -> None:
+    """Empty a full cache of lastmod parts, but for the short texts (dates), which repeat."""
+    kept = {raw: part for raw, part in parts.items() if raw is None or len(raw) <= 10}
+    parts.clear()
+    if len(kept) <= DATE_CACHE_SIZE // 4:
+        parts.update(kept)
+    invalid.intersection_update(parts)
+
+
 def _plain_xml(texts: list[str]) -> bool:
     """:func:`_plain` for texts read from XML, which holds no control character but tab,
     LF and CR: a few ``memchr`` passes instead of the encoder's."""
@@ -89,7 +99,7 @@ class Pages:
     """The per-URL work of one walk: judge, deduplicate, date, emit."""
 
     def __init__(self) -> None:
-        self.seen: set[int] = set()  # hash() of each emitted loc: a compact key, not the string
+        self.seen = SeenUrls()  # hash() of each emitted loc: a compact key, not the string
         # lastmod text -> parsed, per syntax: stamps repeat a lot (generation time)
         self._w3c_dates: dict[str, ParsedDate | None] = {}
         self._rss_dates: dict[str, ParsedDate | None] = {}
@@ -99,8 +109,8 @@ class Pages:
         self._w3c_invalid: set[str] = set()
         self._rss_invalid: set[str] = set()
         # lastmod text ("" for none) -> '"' and its JSONL keys; invalid texts also in *_invalid
-        self._w3c_quoted: dict[str, str] = {}
-        self._rss_quoted: dict[str, str] = {}
+        self._w3c_quoted: dict[str | None, str] = {}
+        self._rss_quoted: dict[str | None, str] = {}
 
     def entries(
         self, batch: list[Record], sitemap: str, judge: LocJudge, tally: Tally, kind: str | None
@@ -113,6 +123,7 @@ class Pages:
         entries: list[SitemapEntry] = []
         emit = entries.append
         seen = self.seen
+        seen.begin(map(hash, filter(None, map(_first, batch))))
         add = seen.add
         cache = self._rss_dates if kind == "rss" else self._w3c_dates
         fast = judge.fast_prefixes
@@ -123,9 +134,7 @@ class Pages:
                 continue
             if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
                 continue
-            size = len(seen)
-            add(hash(loc))
-            if len(seen) == size:
+            if not add(hash(loc)):
                 tally.duplicates += 1
                 tally.first_duplicate = tally.first_duplicate or loc
                 continue
@@ -162,26 +171,23 @@ class Pages:
         lines: list[str] = []
         emit = lines.append
         seen = self.seen
+        seen.begin(map(hash, filter(None, locs)))
         add = seen.add
         parts = self._rss_parts if kind == "rss" else self._w3c_parts
         fast = judge.fast_prefixes
         quote = _quote
         tally.records += len(batch)
-        check = True
         plain = _plain(locs)
         for loc, raw, news_raw in batch:
-            if check:
-                if not loc:
-                    tally.without_loc += 1
-                    continue
-                if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
-                    continue
-                size = len(seen)
-                add(hash(loc))
-                if len(seen) == size:
-                    tally.duplicates += 1
-                    tally.first_duplicate = tally.first_duplicate or loc
-                    continue
+            if not loc:
+                tally.without_loc += 1
+                continue
+            if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
+                continue
+            if not add(hash(loc)):
+                tally.duplicates += 1
+                tally.first_duplicate = tally.first_duplicate or loc
+                continue
             if news_raw:  # a news sitemap: the general way
                 emit(jsonl_line(self._entry(loc, raw, news_raw, sitemap, kind, tally)))
                 continue
@@ -211,9 +217,8 @@ class Pages:
         missing = distinct.difference(parts)
         if missing:
             if len(parts) + len(missing) > DATE_CACHE_SIZE:
-                parts.clear()
-                invalid.clear()
-                missing = distinct
+                _forget_most(parts, invalid)
+                missing = distinct.difference(parts)
             for raw in missing:
                 parts[raw] = self._quoted_part(raw, kind, invalid)
         if not invalid.isdisjoint(distinct):
@@ -254,10 +259,7 @@ class Pages:
         if not any(least.startswith(p) and greatest.startswith(p) for p in fast):
             return False
         hashes = set(map(hash, locs))
-        if len(hashes) != len(locs) or not self.seen.isdisjoint(hashes):
-            return False
-        self.seen |= hashes
-        return True
+        return len(hashes) == len(locs) and self.seen.add_all_new(hashes)
 
     def _lastmod_part(self, raw: str, kind: str | None, tally: Tally, parts: dict[str, str]) -> str:
         """A lastmod's JSONL keys on a cache miss, remembered (bounded); an invalid one counted."""

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.walker import Walk, formats
+from auditor.walker import Walk, formats, pages
 from auditor.walker.fastxml import FastUrlset
 from auditor.walker.formats import SitemapReader
-from auditor.walker.output import write_walk_jsonl
+from auditor.walker.output import write_jsonl, write_walk_jsonl
 from tests.conftest import CORPUS
-from tests.loopback import FIXTURES, LoopbackServer
+from tests.loopback import FIXTURES, LoopbackServer, send
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -362,3 +362,38 @@ def test_random_sitemaps_walk_the_same_both_ways(tmp_path, monkeypatch, data):
     path = tmp_path / "sitemap.xml"
     path.write_bytes(data)
     assert walked(str(path), True, monkeypatch) == walked(str(path), False, monkeypatch)
+
+
+@pytest.mark.parametrize("kind", ["urlset", "rss"])
+def test_small_lastmod_caches_write_the_same_lines(monkeypatch, kind):
+    """Caches emptied mid-batch (dates kept, the rest forgotten) change no line."""
+    monkeypatch.setattr(pages, "DATE_CACHE_SIZE", 16)
+    stamps = [f"2026-10-{d:02d}T10:{m:02d}:00+05:30" for d in range(1, 29) for m in (0, 7)]
+    stamps += ["2026-10-01", "2026-10-02", "bad", "", "2026-13-01", "2026-10-01"] * 5
+    if kind == "rss":
+        stamps = [f"Thu, {d:02d} Oct 2026 10:00:00 GMT" for d in range(1, 29)] + stamps
+    body: list[bytes] = []
+    with LoopbackServer(None, {"/s.xml": lambda h: send(h, 200, body[0])}) as server:
+        body.append(render_records(kind, stamps * 3, server.origin))
+        reference = io.StringIO()
+        write_jsonl(Walk(server.url("/s.xml")), reference)
+        lines = reference.getvalue()
+        assert lines.count("\n") == len(stamps) * 3
+        assert walked(server.url("/s.xml"), True, monkeypatch)[0] == lines
+        assert walked(server.url("/s.xml"), False, monkeypatch)[0] == lines
+
+
+def render_records(kind: str, stamps: list[str], origin: str) -> bytes:
+    if kind == "rss":
+        items = "".join(
+            f"<item><link>{origin}/{k}</link><pubDate>{s}</pubDate></item>"
+            for k, s in enumerate(stamps)
+        )
+        return f'<rss version="2.0"><channel>{items}</channel></rss>'.encode()
+    urls = "".join(
+        f"<url><loc>{origin}/{k}</loc><lastmod>{s}</lastmod></url>"
+        if s
+        else f"<url><loc>{origin}/{k}</loc></url>"
+        for k, s in enumerate(stamps)
+    )
+    return f'<urlset xmlns="{SITEMAP_NS}">{urls}</urlset>'.encode()
