@@ -37,7 +37,7 @@ __all__ = ["PageMaker", "Pages", "Tally"]
 T = TypeVar("T")
 
 #: Distinct lastmod texts remembered per syntax; a cache is emptied when full.
-DATE_CACHE_SIZE = 32_768
+DATE_CACHE_SIZE = 16_384
 _new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
 _first = itemgetter(0)
 _second = itemgetter(1)
@@ -73,12 +73,15 @@ def _plain(texts: list[str | None]) -> bool:
     return len(_quote(joined)) == len(joined) + 2
 
 
-def _forget_most(parts: dict[str | None, str], invalid: set[str]) -> None:
-    """Empty a full cache of lastmod parts, but for the short texts (dates), which repeat."""
-    kept = {raw: part for raw, part in parts.items() if raw is None or len(raw) <= 10}
+def _forget_most(
+    parts: dict[str | None, str], invalid: set[str], dates: dict[str | None, str]
+) -> None:
+    """Empty a full cache of lastmod parts, but for the dates (short texts), which repeat."""
     parts.clear()
-    if len(kept) <= DATE_CACHE_SIZE // 4:
-        parts.update(kept)
+    if len(dates) <= DATE_CACHE_SIZE // 4:
+        parts.update(dates)
+    else:
+        dates.clear()
     invalid.intersection_update(parts)
 
 
@@ -111,6 +114,8 @@ class Pages:
         # lastmod text ("" for none) -> '"' and its JSONL keys; invalid texts also in *_invalid
         self._w3c_quoted: dict[str | None, str] = {}
         self._rss_quoted: dict[str | None, str] = {}
+        self._w3c_dates_quoted: dict[str | None, str] = {}  # the short ones, kept when emptied
+        self._rss_dates_quoted: dict[str | None, str] = {}
 
     def entries(
         self, batch: list[Record], sitemap: str, judge: LocJudge, tally: Tally, kind: str | None
@@ -211,16 +216,20 @@ class Pages:
         part of the line once (:meth:`_quoted_part`), then the lines are joined in C.
         """
         raws = list(map(_second, batch))
-        parts = self._rss_quoted if kind == "rss" else self._w3c_quoted
-        invalid = self._rss_invalid if kind == "rss" else self._w3c_invalid
+        rss = kind == "rss"
+        parts = self._rss_quoted if rss else self._w3c_quoted
+        invalid = self._rss_invalid if rss else self._w3c_invalid
+        dates = self._rss_dates_quoted if rss else self._w3c_dates_quoted
         distinct = set(raws)
         missing = distinct.difference(parts)
         if missing:
             if len(parts) + len(missing) > DATE_CACHE_SIZE:
-                _forget_most(parts, invalid)
+                _forget_most(parts, invalid, dates)
                 missing = distinct.difference(parts)
             for raw in missing:
-                parts[raw] = self._quoted_part(raw, kind, invalid)
+                part = parts[raw] = self._quoted_part(raw, kind, invalid)
+                if raw is None or len(raw) <= 10:
+                    dates[raw] = part
         if not invalid.isdisjoint(distinct):
             tally.invalid += sum(map(invalid.__contains__, raws))
             tally.first_invalid = tally.first_invalid or next(filter(invalid.__contains__, raws))

@@ -3,7 +3,7 @@
 A Python ``set`` of 64-bit hashes costs about 80 bytes a URL (the int object and
 its share of the table). Here only the recent hashes live in a set; every
 ``RECENT_MAX`` of them are folded into one sorted ``int64`` array (8 bytes a
-URL), searched in C for a whole batch at once, behind a 16 MB Bloom filter that
+URL), searched in C for a whole batch at once, behind an 8 MB Bloom filter that
 answers "certainly new" for nearly every hash of a batch of new URLs (a binary
 search of a large array costs a cache miss at each step). numpy is imported only
 when a walk first grows that large.
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["RECENT_MAX", "SeenUrls"]
 
 #: Hashes kept in the set before they are folded into the sorted array.
-RECENT_MAX = 131_072
-_BLOOM_SIZE = 1 << 24  # one byte a position, two a hash: 1 in 70 false "maybe" at 1,000,000
+RECENT_MAX = 262_144
+_BLOOM_SIZE = 1 << 23  # a byte a position, two a hash: 1 in 20 false "maybe" at 1,000,000
 _BLOOM_MASK = _BLOOM_SIZE - 1
 
 
