@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["RECENT_MAX", "SeenUrls"]
 
 #: Hashes kept in the set before they are folded into the sorted array.
-RECENT_MAX = 262_144
+RECENT_MAX = 65_536
 _BLOOM_SIZE = 1 << 23  # a byte a position, two a hash: 1 in 20 false "maybe" at 1,000,000
 _BLOOM_MASK = _BLOOM_SIZE - 1
 
