@@ -399,3 +399,11 @@ def render_records(kind: str, stamps: list[str], origin: str) -> bytes:
         for k, s in enumerate(stamps)
     )
     return f'<urlset xmlns="{SITEMAP_NS}">{urls}</urlset>'.encode()
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_byte_order_mark_cut_by_the_chunks_is_still_skipped(fast):
+    data = (FIXTURES / "formats" / "bom-then-newline.xml").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert read(data, fast, size=1) == read(data, fast) == read(data, fast, size=2)
+    assert read(data, fast)[0] == [("https://example.com/x", "2026-10-05", None)]
