@@ -8,7 +8,7 @@ invented. Anything else is ``None``: the caller reports ``invalid-lastmod``.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
@@ -47,6 +47,55 @@ _UTC_HOURS = {
     for sign, shift in (("+", offset), ("-", -offset))
     if 0 <= hour - shift < 24
 }
+# "hh:mm" -> minutes since midnight; minutes -> "hh:mm"; offsets -> minutes east of UTC.
+_HHMM = [f"{m // 60:02d}:{m % 60:02d}" for m in range(1440)]
+_CLOCK = {text: minutes for minutes, text in enumerate(_HHMM)}
+_ZONES = {
+    f"{sign}{h:02d}:{m:02d}": (-1 if sign == "-" else 1) * (60 * h + m)
+    for sign in "+-"
+    for h in range(24)
+    for m in range(60)
+}
+_SIXTY = frozenset(f"{s:02d}" for s in range(60))
+#: Dates seen (``YYYY-MM-DD`` -> itself, or "" when not a date): each is checked once.
+_DAYS: dict[str, str] = {}
+_DAYS_MAX = 65_536
+_MOVED: dict[tuple[str, int], str | None] = {}
+
+
+def _day(text: str) -> str:
+    """``text`` when it is a ``YYYY-MM-DD`` date of the calendar, else "" (remembered)."""
+    ok = (
+        text[4:8:3] == "--"
+        and text.isascii()
+        and text[:4].isdigit()
+        and text[5:7].isdigit()
+        and text[8:].isdigit()
+    )
+    if ok:
+        try:
+            date.fromisoformat(text)
+        except ValueError:
+            ok = False
+    if len(_DAYS) >= _DAYS_MAX:
+        _DAYS.clear()
+    _DAYS[text] = text if ok else ""
+    return _DAYS[text]
+
+
+def _moved(day: str, by: int) -> str | None:
+    """The date ``by`` days after ``day`` (a checked date), None past the calendar's ends."""
+    key = (day, by)
+    if key not in _MOVED:
+        if len(_MOVED) >= _DAYS_MAX:
+            _MOVED.clear()
+        try:
+            _MOVED[key] = date.fromordinal(date.fromisoformat(day).toordinal() + by).isoformat()
+        except (ValueError, OverflowError):
+            _MOVED[key] = None
+    return _MOVED[key]
+
+
 # Timestamps without a fraction, by their characters at 4, 7, 10, 13...: (length, precision,
 # end of the clock's text). Each is a shape _timestamp_precision gives that precision.
 _SHAPES = {
@@ -116,42 +165,53 @@ def _timestamp_precision(text: str) -> str | None:
 def w3c_text(text: str) -> tuple[str, str] | None:
     """``parse_w3c(text)`` as text: (``value.isoformat()``, precision), or None.
 
-    What the JSONL writer prints, without formatting a datetime for the common
-    timestamp shapes: the UTC text is put together from the input's own digits
-    (``datetime.fromisoformat`` has checked them), only the hour looked up for
-    a whole-hour offset that keeps the date. Anything else is formatted from
-    the parsed value.
+    What the JSONL writer prints, without making a datetime for the common
+    shapes: a date (``YYYY-MM-DD``, each checked once) and a timestamp with
+    ``Z`` or an offset, whose UTC clock is found by table and whose date moves
+    only when the offset carries it past midnight. Anything else is formatted
+    from the parsed value.
     """
-    shape = _SHAPES.get(text[4::3])
-    if (
-        shape is not None
-        and len(text) == shape[0]
-        and text.isascii()
-        and (text[-1] == "Z" or text[-2] in "012345")  # an offset's minutes
-    ):
-        precision, clock_end = shape[1], shape[2]
-    elif text[4:20:3] == "--T::." and _timestamp_precision(text) == "fraction":
-        precision, clock_end = "fraction", 19
+    size = len(text)
+    if size == 10:
+        day = _DAYS.get(text)
+        if day is None:
+            day = _day(text)
+        return (day + "T00:00:00+00:00", "day") if day else None
+    if size < 17 or text[10] != "T" or text[13] != ":" or not text.isascii():
+        return _w3c_text_other(text)
+    if text[-1] == "Z":
+        shift, clock = 0, text[11:-1]
+    else:
+        zone = _ZONES.get(text[-6:])
+        if zone is None:
+            return _w3c_text_other(text)
+        shift, clock = zone, text[11:-6]
+    minutes = _CLOCK.get(clock[:5])
+    day = _DAYS.get(text[:10])
+    if day is None:
+        day = _day(text[:10])
+    if minutes is None or not day:
+        return _w3c_text_other(text)
+    length = len(clock)
+    if length == 5:
+        precision, rest = "minute", ":00"
+    elif length == 8 and clock[5] == ":" and clock[6:] in _SIXTY:
+        precision, rest = "second", clock[5:]
+    elif length >= 10 and clock[5] == ":" and clock[6:8] in _SIXTY and clock[8] == ".":
+        digits = clock[9:]
+        if not digits.isdigit():
+            return _w3c_text_other(text)
+        micro = (digits + "000000")[:6]
+        precision, rest = "fraction", clock[5:8] + ("." + micro if micro != "000000" else "")
     else:
         return _w3c_text_other(text)
-    try:
-        value = _fromisoformat(text)
-        if value.tzinfo is UTC:
-            if precision == "second":
-                return f"{text[:19]}+00:00", precision  # the most common lastmod of all
-            hour = text[11:13]
-        else:
-            hour = _UTC_HOURS.get(text[11:13] + text[-6:])
-            if hour is None:  # the date moves, or a part-hour offset: rare enough to format
-                return value.astimezone(UTC).isoformat(), precision
-    except (ValueError, OverflowError):
-        return None
-    clock = text[13:clock_end]  # ":mm:ss" or ":mm"
-    if precision == "minute":
-        clock += ":00"
-    elif precision == "fraction" and value.microsecond:  # isoformat() drops a zero fraction
-        clock += f".{value.microsecond:06d}"
-    return f"{text[:11]}{hour}{clock}+00:00", precision
+    minutes -= shift
+    if minutes < 0 or minutes >= 1440:
+        day = _moved(day, -1 if minutes < 0 else 1)
+        if day is None:
+            return None  # before year 1 or after 9999 in UTC
+        minutes %= 1440
+    return f"{day}T{_HHMM[minutes]}{rest}+00:00", precision
 
 
 def _w3c_text_other(text: str) -> tuple[str, str] | None:

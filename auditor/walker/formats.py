@@ -1,10 +1,13 @@
 """Streaming readers for every sitemap format: urlset, sitemapindex, RSS, Atom, text.
 
 The XML reader drives expat directly (``pyexpat``) with a handful of callbacks:
-no element tree is built, so memory stays flat whatever the file size, and it
-is as fast as the C ElementTree parser. It is as safe as defusedxml: a DTD is
-refused outright (a sitemap never needs one), and so are entity declarations
-and external references, before expat acts on them.
+no element tree is built, so memory stays flat whatever the file size. It is
+as safe as defusedxml (the oracle of its tests): a DTD is refused outright (a
+sitemap never needs one), and so are entity declarations and external
+references, before expat acts on them. A UTF-8 urlset goes through the fast
+path of :mod:`auditor.walker.fastxml`, which reads its plain records by C
+pattern and gives expat the rest: the same records and problems, about twice
+as fast as the C ElementTree parser.
 
 A reader turns a stream of byte chunks into batches of raw ``Record`` tuples
 (loc, lastmod, news publication date), exactly as written but stripped; the
@@ -19,13 +22,18 @@ import re
 from collections.abc import Iterable, Iterator
 
 from auditor.http.body import prepend
+from auditor.walker.fastxml import FastUrlset
 
-__all__ = ["FORMAT_KINDS", "Record", "SitemapReader"]
+__all__ = ["FAST_PATH", "FORMAT_KINDS", "Record", "SitemapReader"]
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 _SEP = " "  # expat namespace separator: "uri local"
+
+#: Whether readers use the urlset fast path (:mod:`auditor.walker.fastxml`) by default.
+#: The exact path alone gives the same records and problems; tests compare the two.
+FAST_PATH = True
 
 #: The kinds of file a reader can recognise.
 FORMAT_KINDS = ("urlset", "sitemapindex", "rss", "atom", "text")
@@ -120,13 +128,16 @@ class SitemapReader:
     a sitemap) and ``problems`` lists ``(code, detail)`` pairs.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fast: bool | None = None) -> None:
         self.kind: str | None = None
+        self.fast = FAST_PATH if fast is None else fast
         self.problems: list[tuple[str, str]] = []
         #: True when the only fault was that the input ended mid-document: the
         #: caller knows whether that was the file or a cut (cap, deadline) of its own.
         self.ended_mid_document = False
         self._text: list[str] = []  # text gathered since the last end tag (sitemap files)
+        self._record_names: frozenset[str] = frozenset()
+        self._root_ns = ""
 
     def batches(self, chunks: Iterable[bytes]) -> Iterator[list[Record]]:
         """Yield the file's records in batches, as the bytes arrive."""
@@ -186,8 +197,14 @@ class SitemapReader:
         out: list[Record] = []
         at_end = False
         self._install(parser, out)
+        fast = None
+        if self.fast and transcoder is None and _utf8(head):
+            fast = FastUrlset(parser, out, self._text, self._fast_records, _bound_text)
+        rest: Iterator[bytes] | None = chunks
         try:
-            for data in _feed_sizes(parser, chunks):
+            if fast is not None:  # it reads as far as it can, then hands the rest over
+                rest = yield from fast.batches(chunks)
+            for data in _feed_sizes(parser, rest) if rest is not None else ():
                 if transcoder is not None:
                     parser.Parse(transcoder.decode(data), False)
                 else:
@@ -197,17 +214,29 @@ class SitemapReader:
                 if out:
                     yield out[:]
                     out.clear()
-            at_end = True
-            parser.Parse(b"", True)
+            if rest is not None:
+                at_end = True
+                parser.Parse(b"", True)
         except _Stop as stop:
             self.problems.append((stop.code, stop.detail))
         except pyexpat.ExpatError as exc:
-            self.ended_mid_document = at_end
+            self.ended_mid_document = at_end or (fast is not None and fast.at_end)
             self._expat_problem(parser, exc)
         except (LookupError, ValueError) as exc:  # unknown or broken declared encoding
             self.problems.append(("not-well-formed", f"encoding: {exc}"))
         if out:
             yield out
+
+    def _fast_records(self, declared: dict[str | None, str]) -> frozenset[str] | None:
+        """The record names of a urlset the fast path can read exactly, else None.
+
+        Its unprefixed ``url``, ``loc`` and ``lastmod`` must be the file's own: the
+        default namespace the root declares is one the exact handlers read.
+        """
+        default = declared.get(None, "")
+        if self.kind != "urlset" or default not in (self._root_ns, SITEMAP_NS, ""):
+            return None
+        return self._record_names
 
     def _expat_problem(self, parser: pyexpat.XMLParserType, exc: pyexpat.ExpatError) -> None:
         message = pyexpat.errors.messages[exc.code] if exc.code else str(exc)
@@ -259,6 +288,7 @@ class SitemapReader:
         start tags, so a URL costs three Python calls (loc, lastmod, url).
         """
         records, fields = _layout(kind, root_ns)
+        self._record_names, self._root_ns = records, root_ns
         loc: str | None = None
         lastmod: str | None = None
         news: str | None = None
@@ -434,6 +464,16 @@ def _make_parser(head: bytes) -> tuple[pyexpat.XMLParserType, codecs.Incremental
     parser.ordered_attributes = False
     parser.SetParamEntityParsing(pyexpat.XML_PARAM_ENTITY_PARSING_NEVER)
     return parser, transcoder
+
+
+def _utf8(head: bytes) -> bool:
+    """True when ``head`` shows a UTF-8 document: declared so, or declaring nothing."""
+    if head.startswith(_UTF16_BOMS):
+        return False
+    if b"<?xml".startswith(head[:5]) and (not head.startswith(b"<?xml") or b"?>" not in head):
+        return False  # a declaration not seen whole yet
+    declared = _DECLARED_ENCODING.match(head)
+    return declared is None or _codec_name(declared.group(1).decode("ascii")) == "utf-8"
 
 
 def _codec_name(name: str) -> str | None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CSV_COLUMNS",
+    "PRECISION_PART",
     "jsonl_lastmod_part",
     "jsonl_line",
     "jsonl_sitemap_end",
@@ -29,7 +30,8 @@ _quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C e
 
 
 _NO_DATE = ', "lastmod": null, "lastmod_precision": null, "lastmod_raw": '
-_PRECISION_PART = {
+#: The JSONL keys between a lastmod's ISO text and its raw text, by precision.
+PRECISION_PART = {
     p: f', "lastmod_precision": "{p}", "lastmod_raw": '
     for p in ("year", "month", "day", "minute", "second", "fraction")
 }
@@ -60,7 +62,7 @@ def jsonl_lastmod_part(iso: str | None, precision: str | None, raw: str | None) 
     """
     if iso is None or precision is None or raw is None:
         return f"{_NO_DATE}{'null' if raw is None else _quote(raw)}"
-    return f', "lastmod": "{iso}"{_PRECISION_PART[precision]}{_quote(raw)}'
+    return f', "lastmod": "{iso}"{PRECISION_PART[precision]}{_quote(raw)}'
 
 
 def jsonl_sitemap_end(sitemap: str, news: datetime | None = None) -> str:
@@ -81,13 +83,15 @@ def jsonl_line(entry: SitemapEntry) -> str:
 
 
 def write_walk_jsonl(walk: Walk, out: TextIO) -> int:
-    """``write_jsonl(walk, out)``, byte for byte, without making the entries (the CLI's path)."""
-    count = 0
+    """``write_jsonl(walk, out)``, byte for byte, without making the entries (the CLI's path).
+
+    The walk hands over its lines in strings of one or more lines each; every line is
+    one unique URL, so the count is the walk's.
+    """
     write = out.write
     for lines in walk._jsonl_batches():
-        count += len(lines)
-        write("".join(lines))
-    return count
+        write("".join(lines) if len(lines) > 1 else lines[0] if lines else "")
+    return walk.urls
 
 
 def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
@@ -116,7 +120,7 @@ def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
                 iso = utc_iso(lastmod, raw)
             append(
                 f'{{"loc": {_quote(loc)}, "lastmod": "{iso}"'
-                f"{_PRECISION_PART[precision]}{_quote(raw)}{end}"
+                f"{PRECISION_PART[precision]}{_quote(raw)}{end}"
             )
         elif raw is None:
             append(f'{{"loc": {_quote(loc)}{_NO_DATE}null{end}')

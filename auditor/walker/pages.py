@@ -16,23 +16,33 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import TypeVar
 
 from auditor.models import SitemapEntry
 from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c, w3c_text
 from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
-from auditor.walker.output import jsonl_lastmod_part, jsonl_line, jsonl_sitemap_end, utc_iso
+from auditor.walker.output import (
+    PRECISION_PART,
+    jsonl_lastmod_part,
+    jsonl_line,
+    jsonl_sitemap_end,
+    utc_iso,
+)
+from auditor.walker.seen import SeenUrls
 
 __all__ = ["PageMaker", "Pages", "Tally"]
 
 T = TypeVar("T")
 
 #: Distinct lastmod texts remembered per syntax; a cache is emptied when full.
-DATE_CACHE_SIZE = 8_192
+DATE_CACHE_SIZE = 16_384
 _new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
 _first = itemgetter(0)
+_second = itemgetter(1)
+_third = itemgetter(2)
+_XML_KINDS = frozenset({"urlset", "rss", "atom"})  # text from XML: no control but tab, LF, CR
 _quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
 _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
 
@@ -63,6 +73,27 @@ def _plain(texts: list[str | None]) -> bool:
     return len(_quote(joined)) == len(joined) + 2
 
 
+def _forget_most(
+    parts: dict[str | None, str], invalid: set[str], dates: dict[str | None, str]
+) -> None:
+    """Empty a full cache of lastmod parts, but for the dates (short texts), which repeat."""
+    parts.clear()
+    if len(dates) <= DATE_CACHE_SIZE // 4:
+        parts.update(dates)
+    else:
+        dates.clear()
+    invalid.intersection_update(parts)
+
+
+def _plain_xml(texts: list[str]) -> bool:
+    """:func:`_plain` for texts read from XML, which holds no control character but tab,
+    LF and CR: a few ``memchr`` passes instead of the encoder's."""
+    joined = "".join(texts)
+    return not any(c in joined for c in _JSON_ESCAPED_IN_XML)
+
+
+_JSON_ESCAPED_IN_XML = ('"', "\\", "\n", "\t", "\r")
+
 #: What turns a batch of one file's records into output: :meth:`Pages.entries` or ``.jsonl``.
 PageMaker = Callable[[list[Record], str, LocJudge, Tally, str | None], list[T]]
 
@@ -71,7 +102,7 @@ class Pages:
     """The per-URL work of one walk: judge, deduplicate, date, emit."""
 
     def __init__(self) -> None:
-        self.seen: set[int] = set()  # hash() of each emitted loc: a compact key, not the string
+        self.seen = SeenUrls()  # hash() of each emitted loc: a compact key, not the string
         # lastmod text -> parsed, per syntax: stamps repeat a lot (generation time)
         self._w3c_dates: dict[str, ParsedDate | None] = {}
         self._rss_dates: dict[str, ParsedDate | None] = {}
@@ -80,6 +111,11 @@ class Pages:
         self._rss_parts: dict[str, str] = {}
         self._w3c_invalid: set[str] = set()
         self._rss_invalid: set[str] = set()
+        # lastmod text ("" for none) -> '"' and its JSONL keys; invalid texts also in *_invalid
+        self._w3c_quoted: dict[str | None, str] = {}
+        self._rss_quoted: dict[str | None, str] = {}
+        self._w3c_dates_quoted: dict[str | None, str] = {}  # the short ones, kept when emptied
+        self._rss_dates_quoted: dict[str | None, str] = {}
 
     def entries(
         self, batch: list[Record], sitemap: str, judge: LocJudge, tally: Tally, kind: str | None
@@ -92,6 +128,7 @@ class Pages:
         entries: list[SitemapEntry] = []
         emit = entries.append
         seen = self.seen
+        seen.begin(map(hash, filter(None, map(_first, batch))))
         add = seen.add
         cache = self._rss_dates if kind == "rss" else self._w3c_dates
         fast = judge.fast_prefixes
@@ -102,9 +139,7 @@ class Pages:
                 continue
             if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
                 continue
-            size = len(seen)
-            add(hash(loc))
-            if len(seen) == size:
+            if not add(hash(loc)):
                 tally.duplicates += 1
                 tally.first_duplicate = tally.first_duplicate or loc
                 continue
@@ -133,31 +168,31 @@ class Pages:
         repeated stamp costs one dict lookup, and a new one in a common shape is
         never formatted from a datetime (:func:`~auditor.walker.dates.w3c_text`).
         """
+        end = jsonl_sitemap_end(sitemap)
+        locs = list(map(_first, batch))
+        news = any(map(_third, batch))
+        if not news and kind in _XML_KINDS and self._add_if_all_new(locs, judge.fast_prefixes):
+            return self._jsonl_new(batch, locs, end, tally, kind)
         lines: list[str] = []
         emit = lines.append
         seen = self.seen
+        seen.begin(map(hash, filter(None, locs)))
         add = seen.add
         parts = self._rss_parts if kind == "rss" else self._w3c_parts
         fast = judge.fast_prefixes
-        end = jsonl_sitemap_end(sitemap)
         quote = _quote
         tally.records += len(batch)
-        locs = list(map(_first, batch))
-        check = not self._add_if_all_new(locs, fast)
         plain = _plain(locs)
         for loc, raw, news_raw in batch:
-            if check:
-                if not loc:
-                    tally.without_loc += 1
-                    continue
-                if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
-                    continue
-                size = len(seen)
-                add(hash(loc))
-                if len(seen) == size:
-                    tally.duplicates += 1
-                    tally.first_duplicate = tally.first_duplicate or loc
-                    continue
+            if not loc:
+                tally.without_loc += 1
+                continue
+            if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
+                continue
+            if not add(hash(loc)):
+                tally.duplicates += 1
+                tally.first_duplicate = tally.first_duplicate or loc
+                continue
             if news_raw:  # a news sitemap: the general way
                 emit(jsonl_line(self._entry(loc, raw, news_raw, sitemap, kind, tally)))
                 continue
@@ -171,6 +206,50 @@ class Pages:
                 emit(f'{{"loc": {quote(loc)}{part}{end}')
         tally.emitted += len(lines)
         return lines
+
+    def _jsonl_new(
+        self, batch: list[Record], locs: list[str], end: str, tally: Tally, kind: str | None
+    ) -> list[str]:
+        """The lines of a batch of new, acceptable locs without news dates: built whole.
+
+        No Python step per URL: each distinct new lastmod text is turned into its
+        part of the line once (:meth:`_quoted_part`), then the lines are joined in C.
+        """
+        raws = list(map(_second, batch))
+        rss = kind == "rss"
+        parts = self._rss_quoted if rss else self._w3c_quoted
+        invalid = self._rss_invalid if rss else self._w3c_invalid
+        dates = self._rss_dates_quoted if rss else self._w3c_dates_quoted
+        distinct = set(raws)
+        missing = distinct.difference(parts)
+        if missing:
+            if len(parts) + len(missing) > DATE_CACHE_SIZE:
+                _forget_most(parts, invalid, dates)
+                missing = distinct.difference(parts)
+            for raw in missing:
+                part = parts[raw] = self._quoted_part(raw, kind, invalid)
+                if raw is None or len(raw) <= 10:
+                    dates[raw] = part
+        if not invalid.isdisjoint(distinct):
+            tally.invalid += sum(map(invalid.__contains__, raws))
+            tally.first_invalid = tally.first_invalid or next(filter(invalid.__contains__, raws))
+        tally.records += len(batch)
+        tally.emitted += len(batch)
+        quoted = map(parts.__getitem__, raws)
+        if _plain_xml(locs):
+            return ['{"loc": "' + f'{end}{{"loc": "'.join(map(add, locs, quoted)) + end]
+        pairs = zip(map(_quote, locs), quoted, strict=True)
+        return [f'{{"loc": {q}{part[1:]}{end}' for q, part in pairs]
+
+    def _quoted_part(self, raw: str, kind: str | None, invalid: set[str]) -> str:
+        """``"`` and a lastmod's JSONL keys (the loc's closing quote comes first)."""
+        if not raw:
+            return '"' + _NO_LASTMOD
+        text = w3c_text(raw) if kind != "rss" else self._rss_text(raw)
+        if text is None:
+            invalid.add(raw)
+            return '"' + jsonl_lastmod_part(None, None, raw)
+        return f'", "lastmod": "{text[0]}"{PRECISION_PART[text[1]]}{_quote(raw)}'
 
     def _add_if_all_new(self, locs: list[str | None], fast: tuple[str, ...]) -> bool:
         """Mark a batch's locs seen at once, when each is new and on one fast prefix.
@@ -189,10 +268,7 @@ class Pages:
         if not any(least.startswith(p) and greatest.startswith(p) for p in fast):
             return False
         hashes = set(map(hash, locs))
-        if len(hashes) != len(locs) or not self.seen.isdisjoint(hashes):
-            return False
-        self.seen |= hashes
-        return True
+        return len(hashes) == len(locs) and self.seen.add_all_new(hashes)
 
     def _lastmod_part(self, raw: str, kind: str | None, tally: Tally, parts: dict[str, str]) -> str:
         """A lastmod's JSONL keys on a cache miss, remembered (bounded); an invalid one counted."""

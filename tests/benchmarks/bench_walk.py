@@ -1,18 +1,33 @@
-"""Walker throughput and memory on 1,000,000 URLs over loopback, against a stdlib floor.
+"""Walker throughput and memory over loopback, against a stdlib floor and the peers.
 
 Run by hand, never by pytest:  python3 tests/benchmarks/bench_walk.py [--profile]
 
-One run generates a sitemap index of 20 children x 50,000 URLs (one child gzip'd) into a
-temporary folder, serves it from a loopback HTTP server in its own process, then measures,
-each time in a fresh process:
+Three cases, each generated into a temporary folder and served from a loopback HTTP server
+in its own process (one child of each index gzip'd):
+
+- ``real``: 20 children x 50,000 URLs in the mix real generators write: locs of 80-120
+  characters, about 4% with ``&amp;`` query strings; lastmod absent on 15%, a date on 35%
+  and distinct timestamps in every W3C form on the rest (``Z``, ``+00:00``, ``+05:30``,
+  ``-08:00``, fractions, minutes only); ``changefreq``/``priority`` on 30%;
+- ``classic``: the earlier shape, 20 x 50,000 URLs with fewer distinct lastmods, image
+  extensions and four indentation styles;
+- ``long``: one file of 50,000 URLs of about 900 characters (50 MB, under the 50 MiB cap).
+
+Each run measures, each time in a fresh process and interleaved so that drift hits all:
 
 - the floor: the C ElementTree ``iterparse`` streaming every response (index first, then
-  the 20 children), picking ``loc`` and ``lastmod`` by tag and clearing the root, nothing else;
-- ``auditor walk INDEX --format jsonl > /dev/null`` end to end, with its peak RSS.
+  the children), picking ``loc`` and ``lastmod`` by tag and clearing the root, nothing else;
+- ``python -m auditor walk INDEX --format jsonl > /dev/null`` (this checkout's code) end
+  to end, with its peak RSS;
+- the peers, as optional rows when ``--peer-python`` (default: this interpreter) can import
+  them: Scrapy's ``Sitemap`` (lxml), ultimate-sitemap-parser and advertools'
+  ``sitemap_to_df``, each a whole process reading the same files.
 
-It prints URLs/s (best and median of ``--repeat`` runs), the ratio walk/floor and peak RSS,
-and checks once that the walk wrote exactly the expected records: a count, plus an
-order-independent digest of (loc, lastmod, precision, raw, sitemap) over every line.
+It prints per case wall seconds, URLs/s, the speed against the floor (floor wall / wall: 1.0
+is as fast as the C loop, 2.0 twice as fast; best of each and the median of the runs'
+paired ratios) and peak RSS, and checks once per case that the walk wrote exactly the
+expected records: a count, plus an order-independent digest of (loc, lastmod, precision,
+raw, sitemap) over every line.
 """
 
 from __future__ import annotations
@@ -39,8 +54,9 @@ from pathlib import Path
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 INDEX_NAME = "sitemap_index.xml"
-TARGET_RATIO = 0.75
-TARGET_RSS_MB = 200.0
+TARGET_RATIO = 1.0  # walk speed / floor speed (issue 14: at least the C loop, aim 2x)
+TARGET_RSS_MB = 100.0
+CASES = ("real", "classic", "long")
 _MASK = (1 << 64) - 1
 
 # -- generating the site --------------------------------------------------------------------
@@ -182,8 +198,20 @@ def _entry_key(loc: str, iso: str | None, precision: str | None, raw: str | None
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
 
-def generate(root: Path, origin: str, children: int, per_child: int, seed: int = 20261129) -> Site:
-    """Write the index and its children into ``root``; return what a walk must produce."""
+def generate(
+    root: Path,
+    origin: str,
+    children: int,
+    per_child: int,
+    seed: int = 20261129,
+    shape: str = "classic",
+) -> Site:
+    """Write the index and its children into ``root``; return what a walk must produce.
+
+    ``origin`` is the URL of ``root`` itself (it may be a folder on the server).
+    """
+    if shape != "classic":
+        return generate_real(root, origin, children, per_child, seed, shape)
     rng = random.Random(seed)
     host = origin.split("://", 1)[1]
     digest = 0
@@ -242,6 +270,138 @@ def generate(root: Path, origin: str, children: int, per_child: int, seed: int =
             f"    <loc>{sitemap_url}</loc>",
             f"    <lastmod>{index_stamp:%Y-%m-%dT%H:%M:%S}+00:00</lastmod>",
             "  </sitemap>",
+        ]
+    index_lines.append("</sitemapindex>\n")
+    (root / INDEX_NAME).write_text("\n".join(index_lines), encoding="utf-8")
+    size = sum(p.stat().st_size for p in root.iterdir())
+    return Site(root, f"{origin}/{INDEX_NAME}", n, children, digest, size)
+
+
+# -- the real-shaped mix ------------------------------------------------------------------------
+
+# lastmod of a real-shaped entry: (form, weight); 15% absent, 35% a date, 50% a timestamp
+_REAL_FORMS = (
+    ("absent", 15),
+    ("day", 35),
+    ("second_z", 10),
+    ("second_utc", 10),
+    ("second_ist", 6),  # +05:30
+    ("second_pst", 6),  # -08:00
+    ("fraction_ms_z", 6),
+    ("fraction_us_offset", 4),  # .123456-08:00 / +05:30
+    ("minute_z", 4),
+    ("minute_offset", 4),  # hh:mm+05:30
+)
+_REAL_NAMES = tuple(name for name, _ in _REAL_FORMS)
+_REAL_WEIGHTS = tuple(weight for _, weight in _REAL_FORMS)
+_IST = timedelta(hours=5, minutes=30)
+_PST = timedelta(hours=-8)
+_QUERY_SHARE = 0.04
+_EXTRAS_SHARE = 0.30
+_EXTRAS = (
+    "<changefreq>weekly</changefreq><priority>0.8</priority>",
+    "<changefreq>daily</changefreq><priority>0.5</priority>",
+    "<changefreq>monthly</changefreq><priority>0.3</priority>",
+)
+
+
+def _offset_text(local: datetime, offset: timedelta, seconds: bool = True) -> str:
+    minutes = int(offset.total_seconds()) // 60
+    sign = "+" if minutes >= 0 else "-"
+    zone = f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    return f"{local:%Y-%m-%dT%H:%M:%S}{zone}" if seconds else f"{local:%Y-%m-%dT%H:%M}{zone}"
+
+
+def _real_lastmod(rng: random.Random, form: str, t: int) -> tuple[str, str, str] | None:
+    """(raw, expected UTC ISO 8601, precision) of a real-shaped lastmod, or None."""
+    if form == "absent":
+        return None
+    utc = datetime.fromtimestamp(t, UTC)
+    if form == "day":
+        return f"{utc:%Y-%m-%d}", utc.replace(hour=0, minute=0, second=0).isoformat(), "day"
+    if form == "second_z":
+        return f"{utc:%Y-%m-%dT%H:%M:%S}Z", utc.isoformat(), "second"
+    if form == "second_utc":
+        return f"{utc:%Y-%m-%dT%H:%M:%S}+00:00", utc.isoformat(), "second"
+    if form in ("second_ist", "second_pst"):
+        offset = _IST if form == "second_ist" else _PST
+        return _offset_text(utc + offset, offset), utc.isoformat(), "second"
+    if form == "fraction_ms_z":
+        ms = rng.randrange(1000)
+        value = utc.replace(microsecond=ms * 1000)
+        return f"{utc:%Y-%m-%dT%H:%M:%S}.{ms:03d}Z", value.isoformat(), "fraction"
+    if form == "fraction_us_offset":
+        us = rng.randrange(1_000_000)
+        offset = _PST if us % 2 else _IST
+        raw = _offset_text(utc + offset, offset)
+        raw = f"{raw[:19]}.{us:06d}{raw[19:]}"
+        return raw, utc.replace(microsecond=us).isoformat(), "fraction"
+    if form == "minute_z":
+        return f"{utc:%Y-%m-%dT%H:%M}Z", utc.replace(second=0).isoformat(), "minute"
+    if form == "minute_offset":
+        raw = _offset_text(utc + _IST, _IST, seconds=False)
+        return raw, utc.replace(second=0).isoformat(), "minute"
+    raise ValueError(form)
+
+
+def _real_loc(rng: random.Random, origin: str, section: str, n: int, size: int) -> str:
+    """A unique loc of about ``size`` characters, XML-escaped, 4% with a query string."""
+    head = f"{origin}/{section}/{rng.choice(_CATEGORIES)}/"
+    tail = f"-{n}"
+    words: list[str] = []
+    room = size - len(head) - len(tail)
+    while room > 0:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        room -= len(word) + 1
+    loc = head + "-".join(words)[: max(size - len(head) - len(tail), 1)] + tail
+    if rng.random() < _QUERY_SHARE:
+        loc += f"?utm_source=feed&amp;utm_medium={rng.choice(_COLORS)}&amp;ref={n % 97}"
+    return loc
+
+
+def generate_real(
+    root: Path, origin: str, children: int, per_child: int, seed: int, shape: str
+) -> Site:
+    """The ``real`` mix (locs of 80-120 characters) or ``long`` (860-940 characters)."""
+    rng = random.Random(seed + 1)
+    low, high = (80, 120) if shape == "real" else (860, 940)
+    digest = n = 0
+    index_lines = ['<?xml version="1.0" encoding="UTF-8"?>', f'<sitemapindex xmlns="{SITEMAP_NS}">']
+    styles = ("two", "tabs", "four", "compact")
+    gz_child = min(6, children - 1) if children > 1 else -1
+    for c in range(children):
+        section = _SECTIONS[c % len(_SECTIONS)]
+        name = f"{shape}-{section}-{c + 1}.xml" + (".gz" if c == gz_child else "")
+        sitemap_url = f"{origin}/{name}"
+        style = styles[c % len(styles)]
+        url_open, indent, url_close, nl = _STYLES[style]
+        parts = [f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SITEMAP_NS}">\n']
+        for _ in range(per_child):
+            n += 1
+            loc_raw = _real_loc(rng, origin, section, n, rng.randint(low, high))
+            form = rng.choices(_REAL_NAMES, _REAL_WEIGHTS)[0]
+            lastmod = _real_lastmod(rng, form, _BASE + rng.randrange(_SPAN))
+            record = [url_open, indent, "<loc>", loc_raw, "</loc>", nl]
+            if lastmod is not None:
+                record += [indent, "<lastmod>", lastmod[0], "</lastmod>", nl]
+            if rng.random() < _EXTRAS_SHARE:
+                record += [indent, rng.choice(_EXTRAS), nl]
+            record.append(url_close)
+            parts.append("".join(record))
+            iso, precision, raw = (lastmod[1], lastmod[2], lastmod[0]) if lastmod else (None,) * 3
+            loc = loc_raw.replace("&amp;", "&")
+            digest = (digest + _entry_key(loc, iso, precision, raw, sitemap_url)) & _MASK
+        parts.append("</urlset>\n")
+        data = "".join(parts).encode()
+        if name.endswith(".gz"):
+            (root / name).write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
+        else:
+            (root / name).write_bytes(data)
+        index_lines += [
+            f"  <sitemap><loc>{sitemap_url}</loc>",
+            f"    <lastmod>{datetime.fromtimestamp(_BASE + _SPAN - c * 86_400, UTC):%Y-%m-%d}"
+            "</lastmod></sitemap>",
         ]
     index_lines.append("</sitemapindex>\n")
     (root / INDEX_NAME).write_text("\n".join(index_lines), encoding="utf-8")
@@ -354,6 +514,78 @@ def floor(index_url: str) -> None:
     print(json.dumps(result), flush=True)
 
 
+# -- the peers (each run in its own process, by --peer-python) ---------------------------------
+
+PEERS = {  # row name -> module whose import tells that the peer is installed
+    "scrapy Sitemap": "scrapy",
+    "ultimate-sitemap-parser": "usp",
+    "advertools sitemap_to_df": "advertools",
+}
+
+
+def _peer_scrapy(index_url: str) -> int:
+    """Scrapy's ``Sitemap`` on each whole body, as ``SitemapSpider`` uses it."""
+    import requests
+    from scrapy.utils.sitemap import Sitemap
+
+    session = requests.Session()
+
+    def body(url: str) -> bytes:
+        resp = session.get(url, timeout=60)
+        resp.raise_for_status()
+        data = resp.content
+        return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+    children = [d["loc"] for d in Sitemap(body(index_url))]
+    urls = 0
+    for child in children:
+        for d in Sitemap(body(child)):
+            urls += "loc" in d
+            d.get("lastmod")
+    return urls
+
+
+def _peer_usp(index_url: str) -> int:
+    """ultimate-sitemap-parser's fetcher on the index, then every page of the tree."""
+    from usp.fetch_parse import SitemapFetcher
+    from usp.web_client.requests_client import RequestsWebClient
+
+    tree = SitemapFetcher(index_url, recursion_level=0, web_client=RequestsWebClient()).sitemap()
+    return sum(1 for _ in tree.all_pages())
+
+
+def _peer_advertools(index_url: str) -> int:
+    """advertools' ``sitemap_to_df`` on the index (it fetches the children itself)."""
+    import logging
+
+    import advertools
+
+    logging.disable(logging.CRITICAL)
+    return len(advertools.sitemap_to_df(index_url))
+
+
+_PEER_RUNNERS = {
+    "scrapy Sitemap": _peer_scrapy,
+    "ultimate-sitemap-parser": _peer_usp,
+    "advertools sitemap_to_df": _peer_advertools,
+}
+
+
+def peer(name: str, index_url: str) -> None:
+    """Run one peer over the index; print a JSON result."""
+    print(json.dumps({"urls": _PEER_RUNNERS[name](index_url)}), flush=True)
+
+
+def installed_peers(python: str) -> list[str]:
+    """The peers that ``python`` can import."""
+    found = []
+    for name, module in PEERS.items():
+        check = subprocess.run([python, "-c", f"import {module}"], capture_output=True)
+        if check.returncode == 0:
+            found.append(name)
+    return found
+
+
 # -- measuring child processes -----------------------------------------------------------------
 
 
@@ -415,18 +647,23 @@ def measure(cmd: list[str], stdout: Path | None = None, capture: bool = False) -
         )
 
 
+PROJECT = Path(__file__).resolve().parents[2]
+
+
 def walk_command(index_url: str, *extra: str) -> list[str]:
-    """The installed console script next to this interpreter, else ``python -m auditor``."""
-    script = Path(sys.executable).with_name("auditor")
-    if not script.is_file():
-        found = shutil.which("auditor")
-        script = Path(found) if found else None  # type: ignore[assignment]
-    base = [str(script)] if script else [sys.executable, "-m", "auditor"]
-    return [*base, "walk", index_url, "--format", "jsonl", *extra]
+    """``python -m auditor walk`` of this checkout (``main`` puts it first on PYTHONPATH).
+
+    Not the ``auditor`` console script: that runs whichever checkout was installed.
+    """
+    return [sys.executable, "-m", "auditor", "walk", index_url, "--format", "jsonl", *extra]
 
 
 def floor_command(index_url: str) -> list[str]:
     return [sys.executable, __file__, "--_floor", index_url]
+
+
+def peer_command(python: str, name: str, index_url: str) -> list[str]:
+    return [python, __file__, "--_peer", name, index_url]
 
 
 # -- verification -------------------------------------------------------------------------------
@@ -495,20 +732,82 @@ def profile(index_url: str, top: int = 25) -> None:
 # -- the benchmark ------------------------------------------------------------------------------
 
 
-def _rate(urls: int, runs: list[Run]) -> tuple[float, float]:
-    rates = [urls / r.wall for r in runs]
-    return max(rates), statistics.median(rates)
+@dataclass
+class Row:
+    """One reader's runs on one case."""
+
+    name: str
+    runs: list[Run]
+    urls: list[int]  # what each run counted (the walk: not counted, the expected number)
+
+
+def _case_sizes(case: str, children: int, per_child: int) -> tuple[int, int]:
+    return (1, 50_000) if case == "long" else (children, per_child)
+
+
+def run_case(case: str, origin: str, root: Path, args: argparse.Namespace) -> bool:
+    """Generate, verify and measure one case; print its table. True when verification passed."""
+    folder = root / case
+    folder.mkdir()
+    children, per_child = _case_sizes(case, args.children, args.per_child)
+    started = time.perf_counter()
+    site = generate(folder, f"{origin}/{case}", children, per_child, shape=case)
+    print(
+        f"\n### case {case}: {site.urls:,} URLs in {site.children} children + index "
+        f"({site.bytes_on_disk / 1e6:.0f} MB on disk) in {time.perf_counter() - started:.1f} s"
+    )
+    ok = True
+    if not args.no_verify:
+        failures = verify(site, folder)
+        for failure in failures:
+            print(f"VERIFY FAILED: {failure}")
+        ok = not failures
+    peers = installed_peers(args.peer_python) if not args.no_peers else []
+    rows = [Row("C iterparse loop (floor)", [], []), Row("auditor walk --format jsonl", [], [])]
+    rows += [Row(name, [], []) for name in peers]
+    for i in range(args.repeat):  # interleaved, so drift hits every reader alike
+        for row in rows:
+            if row is rows[1]:
+                run = measure(walk_command(site.index_url))
+                counted = site.urls
+            else:
+                cmd = (
+                    floor_command(site.index_url)
+                    if row is rows[0]
+                    else peer_command(args.peer_python, row.name, site.index_url)
+                )
+                run = measure(cmd, folder / "result.json", capture=True)
+                counted = json.loads(run.stdout)["urls"] if run.code == 0 else -1
+            if run.code != 0:
+                print(f"{row.name} failed (exit {run.code}): {run.stderr.strip()[-800:]}")
+            elif counted != site.urls:
+                print(f"{row.name} counted {counted:,} URLs, expected {site.urls:,}")
+            row.runs.append(run)
+            row.urls.append(counted)
+        print(
+            f"run {i + 1}: "
+            + " | ".join(f"{r.name.split()[0]} {r.runs[-1].wall:.2f} s" for r in rows)
+        )
+    if args.repeat:
+        report(case, site, rows)
+    return ok
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES)
+    )
     parser.add_argument("--children", type=int, default=20, help="child sitemaps (default 20)")
     parser.add_argument("--per-child", type=int, default=50_000, help="URLs per child")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement")
+    parser.add_argument("--peer-python", default=sys.executable, help="interpreter for the peers")
+    parser.add_argument("--no-peers", action="store_true", help="skip the peers' rows")
     parser.add_argument("--profile", action="store_true", help="also profile the walk")
     parser.add_argument("--no-verify", action="store_true", help="skip the output check")
     parser.add_argument("--_serve", help=argparse.SUPPRESS)
     parser.add_argument("--_floor", help=argparse.SUPPRESS)
+    parser.add_argument("--_peer", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args._serve:
         serve_forever(args._serve)
@@ -516,84 +815,67 @@ def main(argv: list[str] | None = None) -> int:
     if args._floor:
         floor(args._floor)
         return 0
-
+    if args._peer:
+        peer(*args._peer)
+        return 0
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = set(cases) - set(CASES)
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(PROJECT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     workdir = Path(tempfile.mkdtemp(prefix="bench_walk_"))
-    failures: list[str] = []
+    ok = True
     try:
         root = workdir / "site"
         root.mkdir()
         with loopback_server(root) as origin:
-            started = time.perf_counter()
-            site = generate(root, origin, args.children, args.per_child)
-            print(
-                f"generated {site.urls:,} URLs in {site.children} children + index "
-                f"({site.bytes_on_disk / 1e6:.0f} MB on disk, one child gzip'd) "
-                f"in {time.perf_counter() - started:.1f} s; serving {origin}"
-            )
-            print(f"walk command: {' '.join(walk_command(site.index_url))} > /dev/null")
-            if not args.no_verify:
-                failures = verify(site, workdir)
-                for failure in failures:
-                    print(f"VERIFY FAILED: {failure}")
-            floors: list[Run] = []
-            walks: list[Run] = []
-            for i in range(args.repeat):  # interleaved, so drift hits both alike
-                f = measure(floor_command(site.index_url), workdir / "floor.json", capture=True)
-                if f.code != 0:
-                    print(f"floor failed (exit {f.code}): {f.stderr.strip()[-800:]}")
-                    return 1
-                inner = json.loads(f.stdout)
-                if inner["urls"] != site.urls:
-                    print(f"floor counted {inner['urls']:,} URLs, expected {site.urls:,}")
-                floors.append(f)
-                w = measure(walk_command(site.index_url))
-                if w.code != 0:
-                    print(f"walk failed (exit {w.code}): {w.stderr.strip()[-800:]}")
-                walks.append(w)
-                print(
-                    f"run {i + 1}: floor {f.wall:.2f} s (cpu {f.cpu:.2f} s, parse loop "
-                    f"{inner['parse_s']:.2f} s, rss {f.rss_mb:.0f} MB) | "
-                    f"walk {w.wall:.2f} s (cpu {w.cpu:.2f} s, rss {w.rss_mb:.0f} MB)"
-                )
-            if args.repeat:
-                report(site, floors, walks)
-            if args.profile:
-                profile(site.index_url)
+            print(f"serving {origin}; walk command: {' '.join(walk_command('INDEX'))} > /dev/null")
+            for case in cases:
+                ok &= run_case(case, origin, root, args)
+                if args.profile:
+                    profile(f"{origin}/{case}/{INDEX_NAME}")
+                shutil.rmtree(root / case, ignore_errors=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return 1 if failures else 0
+    return 0 if ok else 1
 
 
-def report(site: Site, floors: list[Run], walks: list[Run]) -> None:
-    floor_best, floor_median = _rate(site.urls, floors)
-    walk_best, walk_median = _rate(site.urls, walks)
-    ratio_best, ratio_median = walk_best / floor_best, walk_median / floor_median
-    walk_rss = max(r.rss_mb for r in walks)
-    floor_rss = max(r.rss_mb for r in floors)
-    n = len(walks)
-
-    def verdict(ok: bool) -> str:
-        return "ok" if ok else "MISSED"
-
-    print(f"\n== {site.urls:,} URLs, {site.children + 1} files, best / median of {n} ==")
-    print(f"floor  (C iterparse) : {floor_best:>11,.0f} URLs/s  / {floor_median:>11,.0f}")
-    print(f"walk   (auditor)     : {walk_best:>11,.0f} URLs/s  / {walk_median:>11,.0f}")
+def report(case: str, site: Site, rows: list[Row]) -> None:
+    """The case's table: wall, URLs/s, speed against the floor, peak RSS."""
+    floor_runs = rows[0].runs
+    n = len(floor_runs)
+    print(f"\n== {case}: {site.urls:,} URLs, {site.children + 1} files, best / median of {n} ==")
     print(
-        f"ratio  walk/floor    : {ratio_best:>11.2f}         / {ratio_median:>11.2f}"
-        f"   target >= {TARGET_RATIO} (aim 1.0): {verdict(ratio_best >= TARGET_RATIO)}"
+        f"{'reader':<30} {'wall s':>13} {'URLs/s (best)':>14} "
+        f"{'speed vs floor':>16} {'cpu s':>6} {'cpu vs floor':>12} {'peak RSS MB':>12}"
     )
+    floor_cpu = min(r.cpu for r in floor_runs)
+    floor_best = min(r.wall for r in floor_runs)
+    for row in rows:
+        walls = [r.wall for r in row.runs]
+        paired = [f.wall / r.wall for f, r in zip(floor_runs, row.runs, strict=True)]
+        speed_best = floor_best / min(walls)
+        failed = any(r.code != 0 for r in row.runs) or any(u != site.urls for u in row.urls)
+        speed_median = statistics.median(paired)
+        cpu = min(r.cpu for r in row.runs)
+        print(
+            f"{row.name:<30} {min(walls):>6.2f} / {statistics.median(walls):<5.2f}"
+            f" {site.urls / min(walls):>14,.0f} {speed_best:>7.2f} / {speed_median:<6.2f}"
+            f" {cpu:>6.2f} {floor_cpu / cpu:>12.2f}"
+            f" {max(r.rss_mb for r in row.runs):>12.1f}"
+            + ("  (FAILED or miscounted)" if failed else "")
+        )
+    walk = rows[1].runs
+    speed = floor_best / min(r.wall for r in walk)
+    rss = max(r.rss_mb for r in walk)
     print(
-        f"walk peak RSS        : {walk_rss:>11.1f} MB (median "
-        f"{statistics.median(r.rss_mb for r in walks):.1f})"
-        f"   target < {TARGET_RSS_MB:.0f} MB: {verdict(walk_rss < TARGET_RSS_MB)}"
-    )
-    print(
-        f"floor peak RSS       : {floor_rss:>11.1f} MB (median "
-        f"{statistics.median(r.rss_mb for r in floors):.1f})"
-    )
-    print(
-        f"cpu s (best)         : floor {min(r.cpu for r in floors):.2f}, "
-        f"walk {min(r.cpu for r in walks):.2f}"
+        f"auditor: speed {speed:.2f} (target >= {TARGET_RATIO}, aim 2.0): "
+        f"{'ok' if speed >= TARGET_RATIO else 'MISSED'}; peak RSS {rss:.1f} MB "
+        f"(target <= {TARGET_RSS_MB:.0f}): {'ok' if rss <= TARGET_RSS_MB else 'MISSED'}; "
+        f"cpu s (best) floor {min(r.cpu for r in floor_runs):.2f}, "
+        f"walk {min(r.cpu for r in walk):.2f}"
     )
 
 

@@ -1,0 +1,345 @@
+"""The urlset fast path: C regular expressions read the plain records, expat the rest.
+
+Nearly every urlset is a run of records in one shape: ``<url><loc>…</loc>``, an
+optional ``<lastmod>``, ``<changefreq>``/``<priority>`` and image, video or
+hreflang extensions, with only ``&amp;`` among entities. For such a run a
+compiled pattern is validator and extractor at once: it accepts only
+well-formed markup (literal tags, text without ``<``, ``]]>`` or characters
+XML forbids, every ``&`` an ``&amp;``), and ``findall`` returns the records
+in one C call, with no Python code per element.
+
+Everything else goes through the same expat parser with the exact handlers of
+:mod:`auditor.walker.formats`: the prolog and the root (so DTDs and entities
+are refused as ever), any record the pattern does not recognise (prefixed
+names, CDATA, comments, other entities, attributes, odd namespaces...), and the
+end of the file. Expat sees the recognised runs as whitespace of the same line
+structure, so its error positions are those of the whole file, and it resumes
+exactly where the exact path would be: between two records of the root.
+
+The fast path is only tried where it can be exact: a UTF-8 urlset whose
+unprefixed ``url``/``loc``/``lastmod`` are the sitemap's own. It hands the rest
+of a file to the exact reader when the file keeps surprising it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pyexpat
+import re
+from collections.abc import Callable, Generator, Iterator
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["IMAGE_NS", "VIDEO_NS", "XHTML_NS", "FastUrlset"]
+
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+
+_W = r"[ \t\r\n]*+"  # XML whitespace (not Python's \s: a no-break space is text)
+_WS = r"[ \t\r\n]++"
+# A value as the exact reader keeps it: stripped (str.strip and \s agree), not empty.
+_VALUE = r"([^<\s](?:[^<]*[^<\s])?)"
+_VALUE_NO_CR = r"([^<\s](?:[^<\r]*[^<\s])?)"  # a CR inside a value: expat makes it LF
+_TEXT = r"[^<]*"
+_IMAGE_FIELDS = ("loc", "caption", "title", "geo_location", "license")
+_VIDEO_FIELDS = (
+    "thumbnail_loc", "title", "description", "content_loc", "player_loc", "duration",
+    "expiration_date", "rating", "view_count", "publication_date", "family_friendly",
+    "requires_subscription", "live", "tag", "category", "gallery_loc", "uploader",
+    "restriction", "platform", "price",
+)  # fmt: skip
+# Bytes that need no second look; the rare ones are flagged; any other is a character
+# XML 1.0 forbids: a C0 control other than tab, LF and CR, or U+FFFE/U+FFFF in UTF-8.
+_RARE_BYTES = b'&]\r"\\'
+_PLAIN_BYTES = bytes(b for b in range(0x20, 0x80) if b not in _RARE_BYTES) + b"\t\n"
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")
+_AMP, _RSQB, _CR, _QUOTE = 1, 2, 4, 8
+_FAST, _EXACT, _STUCK = 0, 1, 2
+_BAD_AMP = re.compile(r"&(?!amp;)")
+_END = "</url>"
+_CARRY_MAX = 131_072  # an unfinished record longer than this: the exact reader
+_MAX_DETOURS = 64  # records handed to expat before the fast path gives up on a file
+
+
+def _element(prefix: str, local: str, body: str = _TEXT) -> str:
+    name = f"{prefix}:{local}"
+    return f"<{name}>{body}</{name}>"
+
+
+def _extensions(declared: dict[str | None, str]) -> str:
+    """Alternatives for the extension elements whose prefixes the root declares."""
+    parts = []
+    for prefix, uri in sorted(declared.items(), key=lambda item: str(item[0])):
+        if prefix is None or not re.fullmatch(r"[A-Za-z_][\w.-]*", prefix):
+            continue
+        p = re.escape(prefix)
+        if uri == IMAGE_NS:
+            inner = "|".join(_element(p, f) for f in _IMAGE_FIELDS)
+            parts.append(_element(p, "image", f"{_W}(?:(?:{inner}){_W})*+"))
+        elif uri == VIDEO_NS:
+            inner = "|".join(_element(p, f) for f in _VIDEO_FIELDS)
+            parts.append(_element(p, "video", f"{_W}(?:(?:{inner}){_W})*+"))
+        elif uri == XHTML_NS:
+            parts.append(
+                f'<{p}:link{_WS}rel="alternate"{_WS}hreflang="[^"<]*"{_WS}href="[^"<]*"{_W}/>'
+            )
+    return "|".join(parts)
+
+
+@lru_cache(maxsize=32)
+def _patterns(extensions: str, value: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(records, run) for one set of extensions and one value pattern.
+
+    ``records.findall`` gives (loc, lastmod, "") per record, and ("", "", "") for the
+    rest of the text from the first thing that is not one; ``run.match`` ends after
+    the last record of the run.
+    """
+    others = "<changefreq>[^<]*</changefreq>|<priority>[^<]*</priority>"
+    if extensions:
+        others += "|" + extensions
+    record = (
+        f"<url>{_W}<loc>{_W}{value}{_W}</loc>{_W}"
+        f"(?:<lastmod>{_W}{value}?{_W}</lastmod>{_W}|)"
+        f"(?:(?:{others}){_W})*+()</url>"
+    )
+    records = re.compile(f"{_W}(?:{record}|[^ \\t\\r\\n][\\s\\S]*)")
+    run = re.compile(f"(?:{_W}{record})*+")
+    return records, run
+
+
+class FastUrlset:
+    """Reads one UTF-8 XML file through the reader's expat parser, plain records by pattern.
+
+    ``parser`` already has the exact reader's handlers; its ``StartElementHandler``
+    is the root handler, which sets the kind and installs the exact handlers.
+    ``eligible`` is then asked, with the namespaces the root declares, for the names
+    of the record elements (None: not a file for the fast path). ``out`` and ``buf``
+    are the exact handlers' record list and text buffer; ``bound`` keeps the latter
+    small. Iterate :meth:`batches` once: it returns None when it read the file to
+    its end, or the bytes it did not read, for the exact reader's loop.
+    """
+
+    def __init__(
+        self,
+        parser: pyexpat.XMLParserType,
+        out: list[Any],
+        buf: list[str],
+        eligible: Callable[[dict[str | None, str]], frozenset[str] | None],
+        bound: Callable[[list[str]], None],
+    ) -> None:
+        self.parser = parser
+        self.out = out
+        self.buf = buf
+        self.at_end = False  # the final Parse call was made
+        self._root_start = parser.StartElementHandler
+        self._eligible = eligible
+        self._bound = bound
+        self._declared: dict[str | None, str] = {}
+        self._records: frozenset[str] = frozenset()
+        self._body_end: Callable[[str], None] | None = None
+        self._depth = 0  # -1: the file is not for the fast path
+        self._boundary = -1  # byte index of the last end tag of a record of the root
+        self._fed = 0  # bytes given to expat
+        self._detours = 0
+        self._extensions = ""
+        self._cr: bool | None = None
+        self._patterns = _patterns("", _VALUE)
+        parser.StartNamespaceDeclHandler = self._declare
+        parser.StartElementHandler = self._start
+
+    # -- around the exact handlers ------------------------------------------------
+    def _declare(self, prefix: str | None, uri: str | None) -> None:
+        self._declared[prefix] = uri or ""
+
+    def _start(self, name: str, attrs: dict[str, str]) -> None:
+        if self._depth == 0:
+            parser = self.parser
+            parser.StartNamespaceDeclHandler = None
+            self._root_start(name, attrs)  # raises to stop; installs the exact handlers
+            records = self._eligible(self._declared)
+            if records is None:
+                self._depth = -1  # the exact handlers stay
+                return
+            self._records = records
+            self._extensions = _extensions(self._declared)
+            self._body_end = parser.EndElementHandler
+            parser.StartElementHandler = self._start
+            parser.EndElementHandler = self._end
+        self._depth += 1
+
+    def _end(self, name: str) -> None:
+        self._depth -= 1
+        self._body_end(name)  # type: ignore[misc]
+        if self._depth == 1 and name in self._records:
+            self._boundary = self.parser.CurrentByteIndex
+
+    def _unwrap(self) -> None:
+        """Leave expat to the exact handlers alone."""
+        parser = self.parser
+        if self._depth == 0:
+            parser.StartNamespaceDeclHandler = None
+            parser.StartElementHandler = self._root_start
+        elif self._depth > 0:
+            parser.StartElementHandler = None
+            parser.EndElementHandler = self._body_end
+        self._depth = -1
+
+    # -- feeding expat ---------------------------------------------------------------
+    def _parse(self, text: str) -> None:
+        data = text.encode("utf-8")  # bytes: a str would make expat ignore the declaration
+        self.parser.Parse(data, False)
+        self._fed += len(data)
+        if len(self.buf) > 8:
+            self._bound(self.buf)
+
+    def _skip(self, text: str, start: int, stop: int) -> None:
+        """Records read by pattern: expat sees whitespace in their place."""
+        blank = _blank(text, start, stop).encode("ascii")
+        self.parser.Parse(blank, False)
+        self._fed += len(blank)
+        if len(self.buf) > 8:
+            self._bound(self.buf)
+
+    def _to_boundary(self, text: str, start: int) -> tuple[int, int]:
+        """Feed expat from ``start`` through record end tags until one ends a record of
+        the root: (FAST, just after it); else all of ``text`` is fed: (EXACT, its end),
+        or (STUCK, its end) when no record ended in it at all."""
+        state = _STUCK
+        while self._depth >= 0:
+            end = text.find(_END, start)
+            if end < 0:
+                break
+            state = _EXACT
+            before = self._fed + _byte_length(text[start:end])
+            self._parse(text[start : end + len(_END)])
+            start = end + len(_END)
+            if self._depth == 1 and self._boundary == before:
+                return _FAST, start
+        self._parse(text[start:])
+        return state, len(text)
+
+    # -- reading by pattern ------------------------------------------------------------
+    def _plain(self, text: str, start: int, cut: int, odd: int) -> tuple[list[Any], int]:
+        """The records the patterns read from ``text[start:cut]``, and where they stop.
+
+        ``odd`` says which rare characters the text may hold (``_AMP``...).
+        """
+        stop = cut
+        if odd & _RSQB:
+            end = text.find("]]>", start, cut)
+            if end >= 0:
+                stop = end
+        amp = -1
+        if odd & _AMP:
+            amp = text.find("&", start, stop)
+            if amp >= 0:
+                bad = _BAD_AMP.search(text, amp, stop)
+                if bad is not None:
+                    stop = bad.start()
+        cr = bool(odd & _CR) and text.find("\r", start, stop) >= 0
+        if cr is not self._cr:
+            self._cr = cr
+            self._patterns = _patterns(self._extensions, _VALUE_NO_CR if cr else _VALUE)
+        records, run = self._patterns
+        found = records.findall(text, start, stop)
+        if found and not found[-1][0]:  # the rest does not start with a plain record
+            found.pop()
+            stop = run.match(text, start, stop).end()  # type: ignore[union-attr]
+        if 0 <= amp < stop:
+            found = [_unescape(r) if "&" in r[0] or "&" in r[1] else r for r in found]
+        return found, stop
+
+    def batches(
+        self, chunks: Iterator[bytes]
+    ) -> Generator[list[Any], None, Iterator[bytes] | None]:
+        """Yield record batches as the bytes arrive; see the class docstring."""
+        out = self.out
+        pending = b""  # the start of a character cut by the chunk's end
+        text = ""  # decoded, not yet given to expat
+        carried = 0  # the rare characters text may hold
+        state = _EXACT
+        for chunk in chunks:
+            data = pending + chunk if pending else chunk
+            try:
+                decoded, pending = data.decode("utf-8"), b""
+            except UnicodeDecodeError as exc:
+                if exc.end != len(data) or exc.reason != "unexpected end of data":
+                    return self._hand_over(text, data, chunks)
+                decoded, pending = data[: exc.start].decode("utf-8"), data[exc.start :]
+            odd = _rare(data)
+            if odd < 0:  # a character XML forbids: expat says where
+                return self._hand_over(text, data, chunks)
+            text = text + decoded if text else decoded
+            odd |= carried
+            start = 0
+            if state != _FAST:
+                state, start = self._to_boundary(text, 0)
+            while state == _FAST:
+                cut = text.rfind(_END, start) + len(_END)
+                if cut <= start:
+                    break
+                found, stop = self._plain(text, start, cut, odd)
+                if stop > start:
+                    self._skip(text, start, stop)
+                    out.extend(found)
+                if stop == cut:
+                    start = cut
+                    break
+                self.buf.clear()  # only whitespace since expat's last end tag
+                self._detours += 1
+                state, start = self._to_boundary(text, stop)
+            text = text[start:]
+            carried = odd if text else 0
+            if state == _STUCK or self._depth < 0 or self._detours > _MAX_DETOURS:
+                return self._hand_over(text, pending, chunks)
+            if len(text) > _CARRY_MAX:
+                return self._hand_over(text, pending, chunks)
+            if out:
+                yield out[:]
+                out.clear()
+        self._parse(text)
+        self.at_end = True
+        self.parser.Parse(pending, True)
+        return None
+
+    def _hand_over(self, text: str, data: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """What the exact reader reads on: ``text`` and ``data`` unread, then ``chunks``."""
+        self._unwrap()
+        return itertools.chain((text.encode("utf-8") + data,), chunks)
+
+
+def _rare(data: bytes) -> int:
+    """Which rare characters ``data`` holds, as ``_AMP | _RSQB...`` bits; -1 when it holds
+    a character XML forbids (UTF-8 ``data``, already decoded without error)."""
+    odd = data.translate(None, _PLAIN_BYTES)
+    if not odd:
+        return 0
+    other = odd.translate(None, _RARE_BYTES)
+    if other and (other.translate(None, _HIGH_BYTES) or any(n in data for n in _NONCHARACTERS)):
+        return -1
+    return (
+        (_AMP if b"&" in odd else 0)
+        | (_RSQB if b"]" in odd else 0)
+        | (_CR if b"\r" in odd else 0)
+        | (_QUOTE if b'"' in odd or b"\\" in odd else 0)
+    )
+
+
+def _unescape(record: tuple[str, str, str]) -> tuple[str, str, str]:
+    loc, lastmod, news = record
+    return loc.replace("&amp;", "&"), lastmod.replace("&amp;", "&"), news
+
+
+def _byte_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _blank(text: str, start: int, stop: int) -> str:
+    """Whitespace that expat counts as ``text[start:stop]``: the same line breaks, the
+    same last column (expat counts CR LF, CR and LF as one break each)."""
+    lf, cr = text.count("\n", start, stop), text.count("\r", start, stop)
+    breaks = lf + cr - text.count("\r\n", start, stop) if cr else lf
+    last = max(text.rfind("\n", start, stop), text.rfind("\r", start, stop), start - 1)
+    return "\n" * breaks + " " * (stop - 1 - last)

@@ -1,0 +1,125 @@
+"""The URLs a walk has emitted, kept small: a million take about 10 MB, not 80.
+
+A Python ``set`` of 64-bit hashes costs about 80 bytes a URL (the int object and
+its share of the table). Here only the recent hashes live in a set; every
+``RECENT_MAX`` of them are folded into one sorted ``int64`` array (8 bytes a
+URL), searched in C for a whole batch at once, behind an 8 MB Bloom filter that
+answers "certainly new" for nearly every hash of a batch of new URLs (a binary
+search of a large array costs a cache miss at each step). numpy is imported only
+when a walk first grows that large.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["RECENT_MAX", "SeenUrls"]
+
+#: Hashes kept in the set before they are folded into the sorted array.
+RECENT_MAX = 65_536
+_BLOOM_SIZE = 1 << 23  # a byte a position, two a hash: 1 in 20 false "maybe" at 1,000,000
+_BLOOM_MASK = _BLOOM_SIZE - 1
+
+
+class SeenUrls:
+    """Hashes of emitted URLs. ``len()`` counts them.
+
+    Per batch: :meth:`add_all_new` for the common case (all new: marked at once), or
+    :meth:`begin` with the batch's hashes, then :meth:`add` for each URL in turn.
+    """
+
+    def __init__(self) -> None:
+        self._recent: set[int] = set()
+        self._frozen: np.ndarray | None = None  # sorted, unique, none of them in _recent
+        self._bloom: np.ndarray | None = None  # positions set by the hashes in _frozen
+        self._hits: set[int] = set()  # the current batch's hashes found in _frozen
+        # _recent again, as arrays (batches) and ints (one by one), once _frozen exists:
+        # folding them needs no pass over the set's scattered int objects.
+        self._arrays: list[np.ndarray] = []
+        self._ints: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._recent) + (0 if self._frozen is None else len(self._frozen))
+
+    def add_all_new(self, hashes: set[int]) -> bool:
+        """Mark ``hashes`` seen when none of them was; else mark nothing and say False."""
+        if not self._recent.isdisjoint(hashes):
+            return False
+        if self._frozen is not None:
+            import numpy as np
+
+            wanted = np.fromiter(hashes, dtype=np.int64, count=len(hashes))
+            if self._frozen_hits(wanted):
+                return False
+            self._arrays.append(wanted)
+        self._recent |= hashes
+        if len(self._recent) >= RECENT_MAX:
+            self._fold()
+        return True
+
+    def begin(self, hashes: Iterable[int]) -> None:
+        """Get ready for :meth:`add` calls on these hashes (one batch)."""
+        if len(self._recent) >= RECENT_MAX:
+            self._fold()
+        self._hits = set()
+        if self._frozen is not None:
+            import numpy as np
+
+            distinct = set(hashes)
+            if distinct:
+                wanted = np.fromiter(distinct, dtype=np.int64, count=len(distinct))
+                self._hits = self._frozen_hits(wanted)
+
+    def add(self, value: int) -> bool:
+        """Mark one hash seen (announced by :meth:`begin`); False when it already was."""
+        recent = self._recent
+        if value in self._hits or value in recent:
+            return False
+        recent.add(value)
+        if self._frozen is not None:
+            self._ints.append(value)
+        return True
+
+    def _frozen_hits(self, wanted: np.ndarray) -> set[int]:
+        """The hashes of ``wanted`` (an int64 array) that are in the sorted array."""
+        import numpy as np
+
+        frozen: Any = self._frozen
+        bloom: Any = self._bloom
+        low, high = _bloom_bits(wanted)
+        maybe = bloom[low] & bloom[high]
+        if not maybe.any():
+            return set()
+        wanted = wanted[maybe]
+        where = np.searchsorted(frozen, wanted)
+        where[where == len(frozen)] = 0
+        return set(wanted[frozen[where] == wanted].tolist())
+
+    def _fold(self) -> None:
+        """Move the recent hashes into the sorted array."""
+        import numpy as np
+
+        if self._frozen is None:  # the first time: the set itself, once
+            recent = np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))
+            self._bloom = np.zeros(_BLOOM_SIZE, dtype=bool)
+        else:
+            recent = np.concatenate([*self._arrays, np.array(self._ints, dtype=np.int64)])
+        recent.sort()
+        for bits in _bloom_bits(recent):
+            self._bloom[bits] = True  # type: ignore[index]
+        frozen: Any = self._frozen
+        if frozen is None:
+            self._frozen = recent
+        else:
+            self._frozen = np.insert(frozen, np.searchsorted(frozen, recent), recent)
+        self._recent = set()
+        self._arrays, self._ints = [], []
+
+
+def _bloom_bits(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two positions of each hash in the Bloom filter: from its low and its high half."""
+    return values & _BLOOM_MASK, (values >> 32) & _BLOOM_MASK
