@@ -14,7 +14,8 @@ latest verdict of every site and of every sub-sitemap, and since when it holds.
 ``since`` is when the run that opened the current unbroken streak of that verdict
 started. ``precision`` and ``recall`` are the latest run's across-runs figures (null on a
 first run, when nothing advanced or changed, and, per sub-sitemap, for runs saved before
-migration ``0004-segment-precision``). Instants are ISO 8601 text in UTC on SQLite, ``timestamptz`` on PostgreSQL.
+migration ``0004-segment-precision``). Instants are ISO 8601 text in UTC on SQLite,
+``timestamptz`` on PostgreSQL.
 
 The SQL is written once; only the casts differ between dialects (an instant, a number
 inside the stored result JSON).
