@@ -120,6 +120,8 @@ class SegmentVerdict:
     recheck_days: float | None = None
     requested: int = 0  # pages of this sub-sitemap asked for in this run
     window: WindowFigures | None = None  # the evidence weighed, recent runs included
+    precision: float | None = None  # P(content changed | lastmod advanced), this run's
+    recall: float | None = None  # P(lastmod advanced | content changed), this run's
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: the contract's keys first."""
@@ -138,6 +140,8 @@ class SegmentVerdict:
             "recheck_days": _rounded(self.recheck_days),
             "requested": self.requested,
             "window": self.window.to_dict() if self.window else None,
+            "precision": _rounded(self.precision),
+            "recall": _rounded(self.recall),
         }
 
 

@@ -25,7 +25,7 @@ from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
-from auditor.history.views import TEAM_HISTORY
+from auditor.history.views import SEGMENT_PRECISION, TEAM_HISTORY
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -120,6 +120,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001-initial", _INITIAL),
     Migration("0002-page-changes", _PAGE_CHANGES),
     Migration("0003-team-history", TEAM_HISTORY),
+    Migration("0004-segment-precision", SEGMENT_PRECISION),
 )
 
 

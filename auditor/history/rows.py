@@ -42,6 +42,8 @@ SEGMENT_COLUMNS: tuple[str, ...] = (
     "lastmod_advanced",
     "change_rate",
     "recheck_days",
+    "precision",
+    "recall",
 )
 _FILE_INSTANTS = frozenset({"fetched_at", "index_lastmod"})
 _FILE_FLAGS = frozenset({"via_robots", "gzipped", "readable"})

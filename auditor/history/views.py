@@ -9,11 +9,13 @@ latest verdict of every site and of every sub-sitemap, and since when it holds.
 ``latest_segment_verdicts`` (contract), one row per sub-sitemap of each site's latest run::
 
     site, sitemap, verdict, since, run_id, started_at, finished_at, urls, compared,
-    changed, lastmod_advanced, change_rate, recheck_days
+    changed, lastmod_advanced, change_rate, recheck_days, precision, recall
 
 ``since`` is when the run that opened the current unbroken streak of that verdict
 started. ``precision`` and ``recall`` are the latest run's across-runs figures (null on a
-first run). Instants are ISO 8601 text in UTC on SQLite, ``timestamptz`` on PostgreSQL.
+first run, when nothing advanced or changed, and, per sub-sitemap, for runs saved before
+migration ``0004-segment-precision``). Instants are ISO 8601 text in UTC on SQLite,
+``timestamptz`` on PostgreSQL.
 
 The SQL is written once; only the casts differ between dialects (an instant, a number
 inside the stored result JSON).
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from auditor.history.backend import Dialects
 
-__all__ = ["TEAM_HISTORY"]
+__all__ = ["SEGMENT_PRECISION", "TEAM_HISTORY"]
 
 _SITES = """CREATE VIEW latest_site_verdicts AS
 WITH ordered AS (
@@ -71,7 +73,7 @@ WITH latest AS (
 )
 SELECT s.origin AS site, m.sitemap, m.verdict, {since} AS since, m.run_id,
        {started_at} AS started_at, {finished_at} AS finished_at, g.urls, g.compared,
-       g.changed, g.lastmod_advanced, g.change_rate, g.recheck_days
+       g.changed, g.lastmod_advanced, g.change_rate, g.recheck_days{segment_figures}
 FROM marked m JOIN latest l ON l.run_id = m.run_id JOIN sites s ON s.id = m.site_id
      JOIN segments g ON g.run_id = m.run_id AND g.position = m.position"""
 
@@ -92,13 +94,14 @@ def _postgresql_figure(name: str) -> str:
     return f"CAST(CAST(r.result AS json) #>> '{{changes,{name}}}' AS double precision)"
 
 
-def _both(template: str, figures: bool) -> Dialects:
+def _both(template: str, figures: bool, segment_figures: str = "") -> Dialects:
     texts = {}
     for dialect, instant, figure in (
         ("sqlite", _sqlite, _sqlite_figure),
         ("postgresql", _postgresql, _postgresql_figure),
     ):
         values = {name: instant(name) for name in ("since", "started_at", "finished_at")}
+        values["segment_figures"] = segment_figures
         if figures:
             values |= {name: figure(name) for name in ("precision", "recall")}
         texts[dialect] = template.format(**values)
@@ -113,3 +116,13 @@ _STORED_AS_IS = Dialects(
 
 #: The migration of a history a team shares: both views, and url_state stored as is.
 TEAM_HISTORY: tuple[Dialects, ...] = (_both(_SITES, True), _both(_SEGMENTS, False), _STORED_AS_IS)
+
+#: The migration giving each sub-sitemap its own across-runs precision and recall: two
+#: columns of ``segments`` (null for runs saved before), and the segment view re-created
+#: with them after its earlier columns.
+SEGMENT_PRECISION: tuple[str | Dialects, ...] = (
+    "ALTER TABLE segments ADD COLUMN precision REAL",
+    "ALTER TABLE segments ADD COLUMN recall REAL",
+    "DROP VIEW latest_segment_verdicts",
+    _both(_SEGMENTS, False, ", g.precision, g.recall"),
+)

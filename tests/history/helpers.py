@@ -45,7 +45,9 @@ def result(
         sample=SampleFigures(10, 9, 4, 3, 1, 1, render_time=2, agreement_low=0.3),
         changes=ChangeFigures(6, 2, 3, 2, 0.667, 1.0, (0.2, 0.94), (0.34, 1.0), 0.42),
         segments=(
-            SegmentVerdict(news, 3, "untrusted", (generation,), agree=1, compared=3),
+            SegmentVerdict(
+                news, 3, "untrusted", (generation,), agree=1, compared=3, precision=0.5, recall=1.0
+            ),
             SegmentVerdict(blog, 2, "inconclusive", change_rate=0.05, recheck_days=7.25),
         ),
         run_id=run_id,

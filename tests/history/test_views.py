@@ -18,7 +18,8 @@ SITE_COLUMNS = [
 ]  # fmt: skip
 SEGMENT_COLUMNS = [
     "site", "sitemap", "verdict", "since", "run_id", "started_at", "finished_at", "urls",
-    "compared", "changed", "lastmod_advanced", "change_rate", "recheck_days",
+    "compared", "changed", "lastmod_advanced", "change_rate", "recheck_days", "precision",
+    "recall",
 ]  # fmt: skip
 
 
@@ -98,6 +99,8 @@ def test_the_latest_verdict_of_each_sub_sitemap_and_since_when(history):
     assert (news["verdict"], news["compared"], news["change_rate"]) == ("untrusted", 3, None)
     assert _instant(news["since"]) == STARTED  # untrusted in every run
     assert (blog["change_rate"], blog["recheck_days"]) == (0.05, 7.25)
+    assert (news["precision"], news["recall"]) == (0.5, 1.0)  # the sub-sitemap's own
+    assert (blog["precision"], blog["recall"]) == (None, None)  # nothing advanced or changed
     assert by_key[OTHER, f"{OTHER}/blog.xml"]["verdict"] == "trusted"
 
 

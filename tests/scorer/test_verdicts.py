@@ -189,6 +189,26 @@ def test_changes_observed_with_lastmod_earn_trust():
     assert 1.0 <= segment.recheck_days <= 30.0
 
 
+def test_each_sub_sitemap_has_its_own_precision_and_recall():
+    changed, advanced = {0, 1, 2, 3}, {0, 1, 2, 4, 5}
+    before, after = _runs(changed=changed, advanced=advanced)
+    other = "other.xml"
+    before += [_page(other, i, dm_offset=None, fetched=EARLIER, fp=f"v1-{i}") for i in range(12)]
+    after += [
+        _page(other, i, dm_offset=None, fp=f"v2-{i}" if i < 2 else f"v1-{i}") for i in range(12)
+    ]
+    result = _score(_dispersion(spread=100, other=100), after, before)
+
+    by_name = {s.sitemap: s for s in result.segments}
+    spread, frozen = by_name[SPREAD], by_name[other]
+    assert (spread.precision, spread.recall) == (0.6, 0.75)  # 3 of 5 advanced, 3 of 4 changed
+    assert (frozen.precision, frozen.recall) == (None, 0.0)  # nothing advanced, 2 changed
+    (spread_json,) = [s for s in result.to_dict()["segments"] if s["sitemap"] == SPREAD]
+    assert (spread_json["precision"], spread_json["recall"]) == (0.6, 0.75)
+    first = _score(_dispersion(spread=100), after)
+    assert (first.segments[0].precision, first.segments[0].recall) == (None, None)
+
+
 def test_no_change_observed_proves_nothing_yet():
     before, after = _runs(changed=set(), advanced=set())
     result = _score(_dispersion(spread=100), after, before, previous_verdict="inconclusive")
