@@ -16,8 +16,6 @@ from auditor.models import PROBLEM_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-# TODO(issue 10): remove with the comment before .ci/run's mypy line once mypy --strict is clean.
-_MYPY_PENDING = "auditor/walker, cli.py, cli_audit.py and fleet are not mypy --strict clean yet"
 
 
 def _subcommands() -> list[str]:
@@ -61,15 +59,7 @@ def _ci_checks() -> list[str]:
     return line.group(1).split(" && ")
 
 
-@pytest.mark.parametrize(
-    "check",
-    [
-        pytest.param(check, marks=pytest.mark.xfail(strict=True, reason=_MYPY_PENDING))
-        if check.startswith("mypy")
-        else check
-        for check in _ci_checks()
-    ],
-)
+@pytest.mark.parametrize("check", _ci_checks())
 def test_ci_runs_the_readme_checks(check):
     lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert check in [line.strip() for line in lines]

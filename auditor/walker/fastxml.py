@@ -28,7 +28,7 @@ import pyexpat
 import re
 from collections.abc import Callable, Generator, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["IMAGE_NS", "VIDEO_NS", "XHTML_NS", "FastUrlset"]
 
@@ -133,7 +133,9 @@ class FastUrlset:
         self.out = out
         self.buf = buf
         self.at_end = False  # the final Parse call was made
-        self._root_start = parser.StartElementHandler
+        # the exact reader's root handler, set before this wrapper (dict attributes: the
+        # parser is not in ordered_attributes mode)
+        self._root_start = cast("Callable[[str, dict[str, str]], None]", parser.StartElementHandler)
         self._eligible = eligible
         self._bound = bound
         self._declared: dict[str | None, str] = {}

@@ -61,6 +61,9 @@ _LOC, _LASTMOD, _NEWS = 0, 1, 2
 # Text pending between two end tags is bounded (a whitespace bomb must not pile up).
 _MAX_TEXT_PIECES = 8
 _MAX_TEXT = 65_536
+#: Left in the text buffer in place of a value too long to keep: NUL cannot occur in XML
+#: text, so a value that starts with it was dropped, whatever came after it.
+_OVERFLOW = "\x00"
 
 # Bytes invalid in a transcoded encoding become U+FFFE, a character XML forbids:
 # expat then stops exactly there, and what came before is kept.
@@ -306,6 +309,8 @@ class SitemapReader:
                 return
             text = (buf[0] if len(buf) == 1 else "".join(buf)).strip()
             clear()
+            if text[:1] == _OVERFLOW:
+                text = ""  # too long to keep: dropped, as it arrived in any pieces
             if index == _LOC:
                 loc = text
             elif index == _LASTMOD:
@@ -413,12 +418,12 @@ def _bound_text(buf: list[str]) -> None:
 
     Between elements there is only whitespace, which is dropped; a value longer
     than any URL could be (the protocol caps a loc at 2,048 characters) is
-    dropped too, rather than held in memory whole.
+    dropped too, rather than held in memory whole, and reads as empty however the
+    bytes arrived (:data:`_OVERFLOW` marks it).
     """
     text = "".join(buf).lstrip()
     buf.clear()
-    if len(text) <= _MAX_TEXT:
-        buf.append(text)
+    buf.append(text if len(text) <= _MAX_TEXT else _OVERFLOW)
 
 
 def _feed_sizes(parser: pyexpat.XMLParserType, chunks: Iterator[bytes]) -> Iterator[bytes]:

@@ -26,7 +26,7 @@ __all__ = [
 
 CSV_COLUMNS = SitemapEntry._fields
 _BATCH = 2_000
-_quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
+_quote = json.encoder.encode_basestring  # the C encoder
 
 
 _NO_DATE = ', "lastmod": null, "lastmod_precision": null, "lastmod_raw": '

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import add, itemgetter
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from auditor.models import SitemapEntry
 from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c, w3c_text
@@ -43,7 +43,7 @@ _first = itemgetter(0)
 _second = itemgetter(1)
 _third = itemgetter(2)
 _XML_KINDS = frozenset({"urlset", "rss", "atom"})  # text from XML: no control but tab, LF, CR
-_quote = json.encoder.encode_basestring  # type: ignore[attr-defined]  # the C encoder
+_quote = json.encoder.encode_basestring  # the C encoder
 _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
 
 
@@ -261,10 +261,10 @@ class Pages:
         """
         if not fast or not locs:
             return False
-        try:
-            least, greatest = min(locs), max(locs)
-        except TypeError:  # a record without a loc (None)
+        if None in locs:  # a record without a loc
             return False
+        present = cast("list[str]", locs)
+        least, greatest = min(present), max(present)
         if not any(least.startswith(p) and greatest.startswith(p) for p in fast):
             return False
         hashes = set(map(hash, locs))

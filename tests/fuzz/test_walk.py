@@ -59,7 +59,9 @@ def walk_both_ways(target: str, **http: object) -> tuple[list[SitemapEntry], Wal
     walk = Walk(target, options)
     entries = list(walk)
     again = Walk(target, options)
-    lines = [line for batch in again._jsonl_batches() for line in batch]
+    # a batch of new URLs may come as one block of lines, joined in C
+    blocks = [block for batch in again._jsonl_batches() for block in batch]
+    lines = [line for block in blocks for line in block.splitlines(keepends=True)]
     assert lines == [jsonl_line(e) for e in entries]
     assert again.problems == walk.problems
     return entries, walk
