@@ -40,7 +40,7 @@ def local_client(concurrency: int) -> Iterator[Client]:
             threads_per_worker=math.ceil(concurrency / workers),
             processes=True,
             host="127.0.0.1",
-            dashboard_address=":0",  # a free port: 8787 may be taken (another cluster)
+            dashboard_address="127.0.0.1:0",  # a free port: 8787 may be taken (another cluster)
             silence_logs=logging.CRITICAL,
         )
     try:

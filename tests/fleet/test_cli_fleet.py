@@ -123,7 +123,7 @@ def test_cluster_runs_the_fleet_on_a_dask_scheduler(db, capsys):
     servers = [SiteServer(simulated("no-lastmod", n), host=f"127.0.14.{n}") for n in (1, 2)]
     try:
         with LocalCluster(
-            n_workers=1, threads_per_worker=2, host="127.0.0.1", dashboard_address=":0"
+            n_workers=1, threads_per_worker=2, host="127.0.0.1", dashboard_address="127.0.0.1:0"
         ) as cluster:
             code = main(
                 ["audit", *(s.origin for s in servers), "--db", db, "--delay", "0",

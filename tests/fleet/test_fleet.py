@@ -79,7 +79,7 @@ def cluster_client() -> Iterator[object]:
             threads_per_worker=2,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=":0",  # a free port: 8787 may be taken (another cluster)
+            dashboard_address="127.0.0.1:0",  # a free port: 8787 may be taken (another cluster)
             silence_logs=40,
         ) as cluster,
         Client(cluster) as client,
