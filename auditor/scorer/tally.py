@@ -78,6 +78,16 @@ class Tally:
         return self.advanced - self.both
 
     @property
+    def precision(self) -> float | None:
+        """P(C | L) across runs, or None when lastmod never advanced."""
+        return self.both / self.advanced if self.advanced else None
+
+    @property
+    def recall(self) -> float | None:
+        """P(L | C) across runs, or None when no content change was seen."""
+        return self.both / self.changed if self.changed else None
+
+    @property
     def consistent(self) -> int:
         """Panel pages where lastmod told the truth: L and C, or neither."""
         return self.compared - self.changed_without_lastmod - self.lastmod_without_change

@@ -158,6 +158,6 @@ def _verdict(
         recheck_days=recheck_days(tally),
         requested=tally.requested,
         window=window_figures(evidence),
-        precision=tally.both / tally.advanced if tally.advanced else None,
-        recall=tally.both / tally.changed if tally.changed else None,
+        precision=tally.precision,
+        recall=tally.recall,
     )
