@@ -52,7 +52,7 @@ if typing.TYPE_CHECKING:
     from auditor.fleet import SiteFailure, audit_fleet
     from auditor.history import History
     from auditor.inspection import Inspection, inspect_target
-    from auditor.inventory import Inventory, entries_to_dataframe, load_inventory
+    from auditor.walker.inventory import Inventory, entries_to_dataframe, load_inventory
 
 _EXPORTS = {
     "AuditOptions": "auditor.audit",
@@ -73,9 +73,9 @@ _EXPORTS = {
     "History": "auditor.history",
     "Inspection": "auditor.inspection",
     "inspect_target": "auditor.inspection",
-    "Inventory": "auditor.inventory",
-    "entries_to_dataframe": "auditor.inventory",
-    "load_inventory": "auditor.inventory",
+    "Inventory": "auditor.walker.inventory",
+    "entries_to_dataframe": "auditor.walker.inventory",
+    "load_inventory": "auditor.walker.inventory",
 }
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 

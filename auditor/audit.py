@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 from auditor.dispersion import analyse
 from auditor.errors import UsageError
 from auditor.evidence import PageEvidence, mark_shared_date_modified
-from auditor.inventory import Inventory, load_inventory
-from auditor.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
+from auditor.scorer.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
 from auditor.scorer.window import WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
+from auditor.walker.inventory import Inventory, load_inventory
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -114,8 +114,8 @@ def _cmd_walk(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from auditor.inspection import inspect_target
-    from auditor.inventory import read_entries_file
     from auditor.terminal import inspect_summary, inspect_table, problem_lines
+    from auditor.walker.inventory import read_entries_file
 
     options = WalkOptions(
         http=HttpOptions(timeout=args.timeout, contact=args.contact),

@@ -36,7 +36,7 @@ from auditor.walker import WalkOptions
 if TYPE_CHECKING:
     from auditor.audit import AuditOptions
     from auditor.demo import DemoRow
-    from auditor.result import AuditResult
+    from auditor.scorer.result import AuditResult
 
 __all__ = ["add_audit_commands"]
 

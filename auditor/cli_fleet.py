@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from auditor.audit import AuditOptions
     from auditor.fleet import CrawlList, FleetProgress, SiteFailure
     from auditor.history import History
-    from auditor.result import AuditResult
+    from auditor.scorer.result import AuditResult
 
 __all__ = ["add_fleet_options", "is_fleet", "run_fleet", "sites_of"]
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from auditor.dispersion import DispersionReport, analyse, flag_codes
-from auditor.inventory import Inventory, load_inventory
 from auditor.walker import ProgressCallback, WalkOptions
 from auditor.walker.discovery import Target
+from auditor.walker.inventory import Inventory, load_inventory
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from auditor.dispersion import DispersionReport, SegmentDispersion, flag_codes
 from auditor.dispersion.figures import Figures
 from auditor.models import Problem
-from auditor.result import AuditResult
+from auditor.scorer.result import AuditResult
 
 __all__ = [
     "PLAIN_VERDICTS",

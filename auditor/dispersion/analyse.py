@@ -19,7 +19,7 @@ from auditor.walker.dates import parse_rfc822
 if TYPE_CHECKING:
     import pandas as pd
 
-    from auditor.inventory import Inventory
+    from auditor.walker.inventory import Inventory
 
 __all__ = ["DispersionReport", "SegmentDispersion", "analyse", "analyse_entries"]
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from auditor.fleet.cluster import GateRef
     from auditor.history import History
-    from auditor.result import AuditResult
+    from auditor.scorer.result import AuditResult
 
 __all__ = [
     "DEFAULT_SITE_TIMEOUT",

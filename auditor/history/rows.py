@@ -9,7 +9,7 @@ from typing import Any
 
 from auditor.history.records import instant, instant_text
 from auditor.models import SitemapFile
-from auditor.result import PageObservation, SegmentVerdict
+from auditor.scorer.result import PageObservation, SegmentVerdict
 
 __all__ = [
     "EXPORT_PAGE_COLUMNS",

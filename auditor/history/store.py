@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from auditor.models import SitemapFile
-    from auditor.result import AuditResult, PageObservation
+    from auditor.scorer.result import AuditResult, PageObservation
 
 __all__ = ["History"]
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from auditor.errors import UsageError
-from auditor.result import PageObservation
+from auditor.scorer.result import PageObservation
 from auditor.terminal import short_name
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Scorer: dispersion flags, page evidence and recent runs' pages to a verdict.
 
 Pure: no network, no database. The audit pipeline gathers the inputs and saves
-the :class:`~auditor.result.AuditResult` it returns; while it samples, it asks
+the :class:`~auditor.scorer.result.AuditResult` it returns; while it samples, it asks
 :func:`sampling_status` which sub-sitemaps are decided already.
 """
 
@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from auditor.dispersion import DispersionReport
-from auditor.result import (
+from auditor.scorer.changes import template_notes
+from auditor.scorer.doubt import segment_status
+from auditor.scorer.result import (
     AuditResult,
     ChangeFigures,
     PageObservation,
@@ -20,8 +22,6 @@ from auditor.result import (
     SampleFigures,
     SegmentVerdict,
 )
-from auditor.scorer.changes import template_notes
-from auditor.scorer.doubt import segment_status
 from auditor.scorer.stats import wilson
 from auditor.scorer.tally import Tally
 from auditor.scorer.verdict import (

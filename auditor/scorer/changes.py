@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from auditor.evidence import Fetch, compare_runs
 from auditor.evidence.runs import template_change
-from auditor.result import PageObservation, Reason
+from auditor.scorer.result import PageObservation, Reason
 
 __all__ = ["TEMPLATE_CHANGE", "compare_pages", "template_notes"]
 

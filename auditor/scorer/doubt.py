@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from auditor.dispersion import SegmentDispersion
 from auditor.evidence.credibility import MIN_SHARED_PAGES
-from auditor.result import SegmentVerdict
+from auditor.scorer.result import SegmentVerdict
 from auditor.scorer.rules import contrary_counts, trust_route
 from auditor.scorer.tally import Tally
 from auditor.scorer.window import SegmentEvidence

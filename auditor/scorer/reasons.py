@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from auditor.dispersion import Flag
-from auditor.result import Reason
+from auditor.scorer.result import Reason
 from auditor.scorer.rules import (
     MIN_CHANGES,
     MIN_DATE_COMPARISONS,

@@ -14,8 +14,8 @@ from auditor.evidence.credibility import (
     MIN_SHARED_SHARE,
     RENDER_TIME_WINDOW,
 )
-from auditor.result import PageObservation
 from auditor.scorer.changes import compare_pages, is_compared
+from auditor.scorer.result import PageObservation
 
 __all__ = ["Tally", "tally_pages"]
 

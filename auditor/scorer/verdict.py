@@ -13,8 +13,8 @@ import statistics
 from collections.abc import Sequence
 
 from auditor.dispersion import SegmentDispersion
-from auditor.result import Reason, SegmentVerdict, WindowFigures
 from auditor.scorer import reasons as words
+from auditor.scorer.result import Reason, SegmentVerdict, WindowFigures
 from auditor.scorer.rules import (
     MIN_CHANGES,
     TRUST_BAR,

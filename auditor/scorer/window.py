@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from auditor.evidence.credibility import MIN_SHARED_PAGES, MIN_SHARED_SHARE
-from auditor.result import PageObservation
+from auditor.scorer.result import PageObservation
 from auditor.scorer.tally import Tally, tally_pages
 
 __all__ = [

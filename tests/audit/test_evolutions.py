@@ -18,7 +18,7 @@ import pytest
 
 from auditor.cli import main
 from auditor.history import History
-from auditor.result import PageObservation
+from auditor.scorer.result import PageObservation
 from tests.loopback import FIXTURES, LoopbackServer
 
 EVOLUTIONS = sorted(p.name for p in (FIXTURES / "evolutions").iterdir() if p.is_dir())

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench_walk import generate, loopback_server
 
 from auditor.dispersion import analyse, flag_codes
-from auditor.inventory import load_inventory
+from auditor.walker.inventory import load_inventory
 
 
 def _timed(function, *args):  # type: ignore[no-untyped-def]

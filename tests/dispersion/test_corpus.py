@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from auditor.dispersion import analyse, flag_codes
-from auditor.inventory import load_inventory
+from auditor.walker.inventory import load_inventory
 from tests.walker.test_corpus import CORPUS_DIR, OPTIONS, SITEMAP_FILES
 
 EXPECTED_TSV = Path(__file__).with_name("corpus_expected.tsv")

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from auditor.dispersion import analyse_entries, compute_figures
 from auditor.dispersion.figures import LastmodArrays, normalised_entropy
-from auditor.inventory import entries_to_dataframe
 from auditor.models import SitemapEntry
+from auditor.walker.inventory import entries_to_dataframe
 
 FETCHED = datetime(2026, 11, 29, 12, tzinfo=UTC).timestamp()
 PRECISIONS = ["year", "month", "day", "minute", "second", "fraction"]

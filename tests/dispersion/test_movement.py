@@ -9,7 +9,7 @@ import pytest
 
 from auditor.cli import main
 from auditor.dispersion import analyse, flag_codes
-from auditor.inventory import load_inventory, read_entries_file
+from auditor.walker.inventory import load_inventory, read_entries_file
 from tests.loopback import FIXTURES
 
 RUNS = FIXTURES / "dispersion"

@@ -16,8 +16,8 @@ from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.fleet import SiteFailure, audit_fleet
 from auditor.history import History
 from auditor.http import PAGE_ACCEPT, HttpOptions
-from auditor.result import AuditResult
 from auditor.sampler import SampleOptions
+from auditor.scorer.result import AuditResult
 from auditor.walker import WalkOptions
 from tests.fleet.servers import DyingServer, HangingServer, settled, simulated, too_close
 

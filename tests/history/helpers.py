@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from auditor.inventory import entries_to_dataframe
 from auditor.models import SitemapEntry, SitemapFile
-from auditor.result import (
+from auditor.scorer.result import (
     AuditResult,
     ChangeFigures,
     PageObservation,
@@ -18,6 +17,7 @@ from auditor.result import (
     SampleFigures,
     SegmentVerdict,
 )
+from auditor.walker.inventory import entries_to_dataframe
 
 STARTED = datetime(2026, 11, 29, 20, 0, 0, 250_000, tzinfo=UTC)
 BIG_SIMHASH = 2**64 - 12_345  # > 2**63: negative once stored as signed 64-bit

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from auditor.errors import HistoryError
 from auditor.history import decode_state, encode_state
 from auditor.history.state import STATE_COLUMNS, STATE_VERSION
-from auditor.inventory import entries_to_dataframe
 from auditor.models import PRECISIONS, SitemapEntry
+from auditor.walker.inventory import entries_to_dataframe
 
 
 def _frame(entries: list[SitemapEntry]) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import pytest
 from auditor.errors import HistoryError
 from auditor.history import DEFAULT_RECHECK_DAYS, History
 from auditor.models import SitemapFile
-from auditor.result import PageObservation
+from auditor.scorer.result import PageObservation
 from tests.history.helpers import BIG_SIMHASH, STARTED, entries, files, pages, result, save
 
 SITE = "https://example.com"

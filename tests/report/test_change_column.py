@@ -12,8 +12,8 @@ from auditor.audit import AuditOptions, audit_site
 from auditor.history import History
 from auditor.report import load_report_data, write_report
 from auditor.report.data import page_change
-from auditor.result import PageObservation
 from auditor.sampler import SampleOptions
+from auditor.scorer.result import PageObservation
 from tests.loopback import FIXTURES, LoopbackServer
 
 SHOP = FIXTURES / "evolutions" / "shop"

@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from auditor.inventory import entries_to_dataframe
 from auditor.models import SitemapEntry
 from auditor.report.data import (
     history_points,
@@ -15,7 +14,8 @@ from auditor.report.data import (
     short_name,
     top_shared_values,
 )
-from auditor.result import PageObservation
+from auditor.scorer.result import PageObservation
+from auditor.walker.inventory import entries_to_dataframe
 
 T0 = datetime(2026, 1, 15, 12, tzinfo=UTC)
 

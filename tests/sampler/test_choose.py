@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.inventory import entries_to_dataframe
 from auditor.models import SitemapEntry
 from auditor.sampler.choose import (
     CONDEMNED,
@@ -20,6 +19,7 @@ from auditor.sampler.choose import (
     SequentialPlan,
     choose_sample,
 )
+from auditor.walker.inventory import entries_to_dataframe
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 

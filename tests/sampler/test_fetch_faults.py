@@ -8,10 +8,10 @@ import itertools
 import pytest
 
 from auditor.http import HttpClient, HttpOptions
-from auditor.inventory import load_inventory
 from auditor.sampler import HostPacer, PageFetcher, RobotsPolicy, SampleOptions, sample_site
 from auditor.sampler.fetch import evidence_of
 from auditor.sampler.robots import fetch_robots
+from auditor.walker.inventory import load_inventory
 from tests.loopback import LoopbackServer, send
 
 HTML = b"<html><head><title>A page</title></head><body><main><p>Some words here.</p>"

@@ -10,9 +10,9 @@ import itertools
 from collections.abc import Callable
 
 from auditor.http import HttpClient, HttpOptions
-from auditor.inventory import load_inventory
 from auditor.sampler import HostPacer, PageFetcher, RobotsPolicy, SampleOptions, sample_site
 from auditor.sampler.pacing import OVERLOAD_LIMIT, sampling_budget
+from auditor.walker.inventory import load_inventory
 from tests.loopback import send
 
 PAGE = b"<html><head><title>p</title></head><body><p>ok</p></body></html>"

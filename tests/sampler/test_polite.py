@@ -7,10 +7,10 @@ import itertools
 import pytest
 
 from auditor.http import HttpClient, HttpOptions
-from auditor.inventory import load_inventory
 from auditor.sampler import HostPacer, PageFetcher, RobotsPolicy, SampleOptions, sample_site
 from auditor.sampler.fetch import FetchedPage
 from auditor.sampler.robots import fetch_robots
+from auditor.walker.inventory import load_inventory
 from tests.loopback import send
 
 ALLOWED = {f"/blog/{c}.html" for c in "abcdefg"} | {"/private/ok.html"}

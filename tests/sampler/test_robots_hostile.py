@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from auditor.http import HttpClient, HttpOptions
-from auditor.inventory import load_inventory
 from auditor.sampler import SampleOptions, sample_site
 from auditor.sampler.robots import decode_robots, fetch_robots
 from auditor.walker.discovery import sitemaps_from_robots
+from auditor.walker.inventory import load_inventory
 from tests.loopback import send
 
 # The group that names auditor comes first: a mark that voids its first line voids it.

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from auditor.inventory import load_inventory
 from auditor.sampler import SampleOptions, sample_site
 from auditor.sampler.choose import DECIDED
+from auditor.walker.inventory import load_inventory
 
 ALLOWED = {f"/blog/{c}.html" for c in "abcdefg"} | {"/private/ok.html"}
 

@@ -6,10 +6,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from auditor.dispersion import analyse_entries
-from auditor.inventory import entries_to_dataframe
 from auditor.models import SitemapEntry
-from auditor.result import AuditResult, PageObservation
 from auditor.scorer import PastRun, ScoreInputs, score
+from auditor.scorer.result import AuditResult, PageObservation
+from auditor.walker.inventory import entries_to_dataframe
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 SPREAD = "spread.xml"

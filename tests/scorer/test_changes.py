@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from auditor.evidence.fingerprint import fingerprint_tree
 from auditor.evidence.page import parse_html
-from auditor.result import PageObservation
 from auditor.scorer.changes import compare_pages, template_notes
+from auditor.scorer.result import PageObservation
 from auditor.scorer.tally import tally_pages
 
 SITEMAP = "https://example.com/sitemap.xml"

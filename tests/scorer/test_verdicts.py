@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from auditor.dispersion import analyse_entries
-from auditor.inventory import entries_to_dataframe
 from auditor.models import SitemapEntry
-from auditor.result import PageObservation
 from auditor.scorer import ScoreInputs, score
+from auditor.scorer.result import PageObservation
+from auditor.walker.inventory import entries_to_dataframe
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 SPREAD = "spread.xml"
