@@ -20,7 +20,6 @@ import argparse
 import sys
 import tempfile
 import unicodedata
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from lxml import etree
@@ -32,23 +31,18 @@ from auditor.audit import AuditOptions, audit_site  # noqa: E402
 from auditor.evidence.page import parse_html  # noqa: E402
 from auditor.history import History  # noqa: E402
 from auditor.sampler import SampleOptions  # noqa: E402
-from tests.loopback import LoopbackServer, send  # noqa: E402
+from tests.loopback import LoopbackServer  # noqa: E402
 
 
-class SiteServer(LoopbackServer):
+class BuiltSiteServer(LoopbackServer):
     """Serves a built site: ``/a/`` is ``/a/index.html``, HTML and XML typed."""
 
     def render(self, relative: str) -> bytes | None:
         path = relative.split("?", 1)[0]
         return super().render(path + "index.html" if path.endswith("/") else path)
 
-    def _serve_file(self, handler: BaseHTTPRequestHandler) -> None:
-        path = handler.path.split("?", 1)[0]
-        body = self.render(path)
-        if body is None:
-            send(handler, 404, b"not found", "text/plain")
-        else:
-            send(handler, 200, body, "application/xml" if path.endswith(".xml") else "text/html")
+    def content_type(self, path: str) -> str:
+        return "application/xml" if path.endswith(".xml") else "text/html"
 
 
 def truth_text(page: Path, container: etree.XPath) -> str | None:
@@ -65,7 +59,7 @@ def truth_text(page: Path, container: etree.XPath) -> str | None:
 def one_seed(folder: Path, container: etree.XPath, sample: int, seed: int) -> dict[str, int]:
     options = AuditOptions(sample=SampleOptions(sample=sample, delay=0.0), seed=seed)
     with tempfile.TemporaryDirectory() as tmp, History.open(Path(tmp) / "h.sqlite3") as history:
-        with SiteServer(root=folder / "v1") as server:
+        with BuiltSiteServer(root=folder / "v1") as server:
             first = audit_site(server.origin, history, options)
             server.root = folder / "v2"
             second = audit_site(server.origin, history, options)

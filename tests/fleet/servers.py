@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -22,8 +23,8 @@ class HangingServer(SiteServer):
     sub-sitemaps, the pages) without a word until released."""
 
     def __init__(self, site: SimulatedSite, *, host: str, release: threading.Event) -> None:
-        super().__init__(site, host=host)
         self.release = release
+        super().__init__(site, host=host)
 
     def respond(self, path: str) -> tuple[int, str, str]:
         if path not in ("/robots.txt", "/sitemap.xml"):
@@ -36,9 +37,9 @@ class DyingServer(SiteServer):
     answer and new ones refused."""
 
     def __init__(self, site: SimulatedSite, *, host: str, answers: int) -> None:
-        super().__init__(site, host=host)
         self.answers = answers
         self.died = threading.Event()
+        super().__init__(site, host=host)
 
     def respond(self, path: str) -> tuple[int, str, str]:
         if len(self.requests) > self.answers:
@@ -50,12 +51,11 @@ class DyingServer(SiteServer):
 
 
 def settled(servers: Iterable[SiteServer], timeout: float = 5.0) -> None:
-    """Wait until every request a server received is in its log (a handler logs a
-    request once its answer is written, a moment after the client may have read it)."""
-    import time
-
+    """Wait until the server is done with every request it received (a handler is done
+    once its answer is written, a moment after the client may have read it)."""
+    servers = list(servers)
     ends = time.monotonic() + timeout
-    while any(len(s.log) < len(s.requests) for s in servers) and time.monotonic() < ends:
+    while time.monotonic() < ends and any(r.answered is None for s in servers for r in s.log):
         time.sleep(0.01)
 
 
@@ -66,8 +66,9 @@ def too_close(servers: Iterable[SiteServer], delay: float) -> list[str]:
     settled(servers)
     by_host: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
     for server in servers:
-        host = server.origin.split("//", 1)[1].rsplit(":", 1)[0]
-        by_host[host] += [(a, b, f"{server.origin}{p}") for a, b, p in server.log]
+        by_host[server.host] += [
+            (r.at, r.answered, server.url(r.path)) for r in server.log if r.answered is not None
+        ]
     found = []
     for host, log in by_host.items():
         log.sort()

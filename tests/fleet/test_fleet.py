@@ -52,7 +52,6 @@ def test_a_fleet_gives_the_verdicts_of_one_by_one_and_keeps_every_host_polite(fl
         alone = {o: audit_site(o, history, OPTIONS).verdict for o in origins}
     for server in fleet:
         server.log.clear()
-        server.requests.clear()
 
     with History.open(tmp_path / "fleet.sqlite3") as history:
         outcomes = list(audit_fleet([*origins, origins[0] + "/"], history, OPTIONS, concurrency=3))

@@ -119,7 +119,7 @@ def test_two_sites_on_one_host_two_ports_never_ask_it_at_once():
         assert sum(len(s.log) for s in (*servers, other)) == 24
         assert too_close([*servers, other], delay) == []
         # the other host was not held up by the shared one: its requests interleave
-        first_other, last_shared = other.log[0][0], max(s.log[-1][0] for s in servers)
+        first_other, last_shared = other.log[0].at, max(s.log[-1].at for s in servers)
         assert first_other < last_shared
     finally:
         for server in (*servers, other):
