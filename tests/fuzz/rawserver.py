@@ -13,8 +13,11 @@ import contextlib
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from auditor.demo.loopback import LoggedRequest, LoopbackService
 
 __all__ = ["Close", "Endless", "Hang", "Pause", "RawServer", "Reset", "Script", "Send", "Step"]
 
@@ -60,33 +63,22 @@ Step = Send | Endless | Pause | Close | Reset | Hang
 Script = Callable[[bytes], Sequence[Step]]
 
 
-@dataclass(repr=False)
-class RawServer:
+def _hang_up(_request: bytes) -> Sequence[Step]:
+    return [Close()]
+
+
+class RawServer(LoopbackService):
     """Listens on 127.0.0.1; ``script`` decides what every new connection gets."""
 
-    script: Script = field(default=lambda _request: [Close()])
-    requests: list[bytes] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self.origin = f"http://127.0.0.1:{self.port}"
+    def __init__(self, script: Script = _hang_up) -> None:
+        self.script = script
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._accepting = threading.Thread(target=self._accept, daemon=True)
-        self._accepting.start()
-
-    def _repr_pretty_(self, printer: object, cycle: bool) -> None:  # Hypothesis' reports
-        printer.text(repr(self))  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"RawServer({self.origin})"
-
-    def url(self, path: str) -> str:
-        return self.origin + path
-
-    def _accept(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.05)  # closing a socket does not wake a blocked accept()
+        super().__init__(self._listener)
+
+    def _serve(self) -> None:
         while not self._stop.is_set():
             try:
                 conn, _ = self._listener.accept()
@@ -95,24 +87,27 @@ class RawServer:
             except OSError:
                 return
             conn.settimeout(None)  # accepted sockets inherit the listener's timeout
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            thread = threading.Thread(target=self._play_script, args=(conn,), daemon=True)
             self._threads = [t for t in self._threads if t.is_alive()] + [thread]
             thread.start()
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _play_script(self, conn: socket.socket) -> None:
         with conn:
-            request = _read_head(conn, self._stop)
-            if request is None:
+            head = _read_head(conn, self._stop)
+            if head is None:
                 return
-            self.requests.append(request)
+            request = _logged(head)
+            self.log.append(request)
             try:
-                for step in self.script(request):
+                for step in self.script(head):
                     if not self._play(conn, step):
                         return
                 conn.shutdown(socket.SHUT_WR)
                 _drain(conn, self._stop)
             except OSError:
                 return  # the client hung up first (its deadline, its cap): fine
+            finally:
+                request.answered = time.monotonic()
 
     def _play(self, conn: socket.socket, step: Step) -> bool:
         """Play one step; False when the connection is finished."""
@@ -138,19 +133,25 @@ class RawServer:
             return False
         return False  # Close
 
-    def close(self) -> None:
+    def _halt(self) -> None:
         self._stop.set()
         with contextlib.suppress(OSError):
             self._listener.close()
-        self._accepting.join(timeout=5)
+
+    def close(self) -> None:
+        """Stop accepting, end every connection's script, and wait for them."""
+        super().close()
         for thread in self._threads:
             thread.join(timeout=5)
 
-    def __enter__(self) -> RawServer:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def _logged(head: bytes) -> LoggedRequest:
+    """The log's record of a request head (our own client's, read leniently)."""
+    line, *fields = head.decode("latin-1").split("\r\n")
+    method, path, *_ = [*line.split(" "), "", ""]
+    pairs = (f.partition(":") for f in fields)
+    headers = {name.strip(): value.strip() for name, colon, value in pairs if colon}
+    return LoggedRequest(method, path, headers, time.monotonic())
 
 
 def _read_head(conn: socket.socket, stop: threading.Event) -> bytes | None:
