@@ -14,27 +14,10 @@ from auditor.sampler import HostPacer, PageFetcher, RobotsPolicy, SampleOptions,
 from auditor.sampler.pacing import OVERLOAD_LIMIT, sampling_budget
 from auditor.walker.inventory import load_inventory
 from tests.loopback import send
+from tests.sampler.faketime import FakeTime
 
 PAGE = b"<html><head><title>p</title></head><body><p>ok</p></body></html>"
 Answer = Callable[[int], tuple[int, dict[str, str]]]
-
-
-class FakeTime:
-    """A clock that moves only when the pacer sleeps, and the record of those sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 1_000.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def pacer(self, delay: float) -> HostPacer:
-        return HostPacer(delay, clock=self.clock, sleep=self.sleep)
 
 
 def _site(serve, answer: Answer, pages: int = 10, robots: bytes = b"User-agent: *\nAllow: /\n"):
