@@ -13,6 +13,7 @@ from auditor.sampler.fetch import evidence_of
 from auditor.sampler.robots import fetch_robots
 from auditor.walker.inventory import load_inventory
 from tests.loopback import LoopbackServer, send
+from tests.sampler.faketime import FakeTime
 
 HTML = b"<html><head><title>A page</title></head><body><main><p>Some words here.</p>"
 
@@ -63,7 +64,9 @@ def test_a_redirect_into_an_allowed_path_is_followed(serve):
 def test_a_sampled_page_redirecting_into_a_disallowed_path_gives_no_evidence(serve):
     server = serve("sites/sample-polite", routes={"/blog/a.html": moved("/private/secret.html")})
     entries = load_inventory(server.origin).entries
-    run = sample_site(server.origin, entries, SampleOptions(sample=20, delay=0.01), seed=7)
+    time = FakeTime()  # the site's Crawl-delay, simulated
+    options = SampleOptions(sample=20, delay=0.01)
+    run = sample_site(server.origin, entries, options, seed=7, pacer=time.pacer(0.01))
 
     assert "/private/secret.html" not in server.paths()
     by_loc = {p.loc: e for p, e in run.pages}

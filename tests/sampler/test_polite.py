@@ -12,6 +12,7 @@ from auditor.sampler.fetch import FetchedPage
 from auditor.sampler.robots import fetch_robots
 from auditor.walker.inventory import load_inventory
 from tests.loopback import send
+from tests.sampler.faketime import FakeTime
 
 ALLOWED = {f"/blog/{c}.html" for c in "abcdefg"} | {"/private/ok.html"}
 DISALLOWED = {"/private/secret.html", "/private/ok.html.bak", "/report.pdf"}
@@ -25,15 +26,18 @@ def _gaps(requests) -> list[float]:
     return [b.at - a.at for a, b in itertools.pairwise(requests)]
 
 
-def _sample(server, **options) -> tuple:
+def _sample(server, time: FakeTime | None = None, **options) -> tuple:
+    """Sample the server's site; with ``time``, the pauses are simulated on its clock."""
     entries = load_inventory(server.origin).entries
-    run = sample_site(server.origin, entries, SampleOptions(**options), seed=7)
+    sampled = SampleOptions(**options)
+    pacer = None if time is None else time.pacer(sampled.delay)
+    run = sample_site(server.origin, entries, sampled, seed=7, pacer=pacer)
     return run, _page_requests(server)
 
 
 def test_robots_rules_are_obeyed_and_crawl_delay_holds(serve):
-    server = serve("sites/sample-polite")
-    run, requests = _sample(server, sample=20, delay=0.05)
+    server, time = serve("sites/sample-polite"), FakeTime()
+    run, requests = _sample(server, time, sample=20, delay=0.05)
 
     requested = {r.path for r in requests}
     assert requested == ALLOWED  # never a disallowed path
@@ -43,7 +47,8 @@ def test_robots_rules_are_obeyed_and_crawl_delay_holds(serve):
     )
     assert run.requested == len(ALLOWED)
     assert run.robots.crawl_delay == 0.3
-    assert min(_gaps(requests)) >= 0.3  # Crawl-delay is larger than --delay: it wins
+    # Crawl-delay is larger than --delay: it wins, before every page but the first
+    assert time.sleeps == pytest.approx([0.3] * (len(ALLOWED) - 1))
     assert run.fetched == len(ALLOWED) and run.requests == len(ALLOWED)
     titled = {p.loc: e for p, e in run.pages if e.ok}
     assert all(e.fingerprint is not None for e in titled.values())
@@ -52,11 +57,23 @@ def test_robots_rules_are_obeyed_and_crawl_delay_holds(serve):
 
 
 def test_delay_holds_when_larger_than_crawl_delay(serve):
-    server = serve("sites/sample-polite")
-    _, requests = _sample(server, sample=4, delay=0.45)
+    server, time = serve("sites/sample-polite"), FakeTime()
+    _, requests = _sample(server, time, sample=4, delay=0.45)
 
     assert len(requests) == 4
-    assert min(_gaps(requests)) >= 0.45
+    assert time.sleeps == pytest.approx([0.45] * 3)
+
+
+def test_the_real_server_sees_its_requests_spaced_by_the_crawl_delay(serve):
+    """End to end on the real clock: the server's own log shows the spacing."""
+    server = serve("sites/sample-polite")
+    robots = server.render("/robots.txt").replace(b"Crawl-delay: 0.3", b"Crawl-delay: 0.1")
+    server.routes["/robots.txt"] = lambda h: send(h, 200, robots, "text/plain")
+    run, requests = _sample(server, sample=4, delay=0.01)
+
+    assert run.robots.crawl_delay == 0.1
+    assert len(requests) == 4
+    assert min(_gaps(requests)) >= 0.1
 
 
 def test_robots_txt_5xx_means_disallow_all(serve):
@@ -95,10 +112,10 @@ def _inventory_entries(server):
     return load_inventory(server.url("/sitemap.xml")).entries
 
 
-def _fetcher(server, delay: float = 0.05, **kwargs) -> PageFetcher:
+def _fetcher(server, delay: float = 0.05, pacer: HostPacer | None = None, **kwargs) -> PageFetcher:
     client = HttpClient(HttpOptions(retries=0, timeout=5))
     policy = RobotsPolicy(server.url("/robots.txt"), "allow-all", "test")
-    return PageFetcher(server.origin, client, policy, HostPacer(delay), **kwargs)
+    return PageFetcher(server.origin, client, policy, pacer or HostPacer(delay), **kwargs)
 
 
 def test_429_backs_off_as_asked_then_the_host_recovers_step_by_step(serve):
@@ -111,15 +128,15 @@ def test_429_backs_off_as_asked_then_the_host_recovers_step_by_step(serve):
         else:
             send(handler, 200, b"<html><body>ok</body></html>", "text/html")
 
-    server = serve("sites/sample-polite", routes={"/busy": busy_once})
-    fetcher = _fetcher(server, delay=0.05)
+    server, time = serve("sites/sample-polite", routes={"/busy": busy_once}), FakeTime()
+    fetcher = _fetcher(server, pacer=time.pacer(0.05))
     page = fetcher.fetch(server.url("/busy"))
     fetcher.fetch(server.url("/blog/a.html"))
 
     assert page.ok and page.status == 200
-    gaps = _gaps(server.log)
-    assert gaps[0] >= 1.0  # Retry-After honoured
-    assert gaps[1] >= 0.5  # each answer halves the delay: still slower than --delay
+    assert server.paths() == ["/busy", "/busy", "/blog/a.html"]
+    # Retry-After honoured; then each answer halves the delay: still slower than --delay
+    assert time.sleeps == [1.0, 0.5]
     assert fetcher.pacer.delay_for("127.0.0.1") == 0.25  # two answers later
     assert fetcher.requests == 3
 
@@ -202,11 +219,12 @@ def test_slow_page_times_out_within_the_deadline(serve, hold):
 
 
 def test_skipped_pages_are_replaced_by_allowed_ones(serve):
-    server = serve("sites/sample-polite")
-    run, requests = _sample(server, sample=8, delay=0.01)
+    server, time = serve("sites/sample-polite"), FakeTime()
+    run, requests = _sample(server, time, sample=8, delay=0.01)
 
     assert {r.path for r in requests} == ALLOWED  # 8 allowed pages, the budget
     assert run.fetched == 8
+    assert time.sleeps == pytest.approx([0.3] * 7)  # the Crawl-delay
 
 
 def test_sampled_pages_carry_their_evidence(serve):
