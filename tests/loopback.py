@@ -4,7 +4,8 @@ Files are served from ``root``; the text ``{{origin}}`` in a served file is
 replaced by the server's own origin (``http://127.0.0.1:PORT``) so fixtures can
 hold absolute URLs, and ``{{now}}``, ``{{now-90s}}``, ``{{today}}``,
 ``{{today-2d}}`` by the time of the request (UTC, W3C Datetime) so fixtures can
-stamp the moment they are served, as a generating sitemap does. ``NAME.gz``
+stamp the moment they are served, as a generating sitemap does (``now=`` fixes that
+moment, for tests that compare two walks). ``NAME.gz``
 is served gzip'd from ``NAME`` when only the latter exists. ``routes`` maps a
 path to a function that writes the whole response itself (status codes, drips,
 redirects, endless bodies). Every request is logged with the moments it arrived
@@ -47,8 +48,10 @@ class LoopbackServer(LoopbackHTTPServer):
         routes: dict[str, Route] | None = None,
         *,
         tls: bool = False,  # serve https with TLS_CERT
+        now: datetime | None = None,  # the moment {{now}} reads; None: each request's own
     ) -> None:
         self.root = root
+        self.now = now
         self.routes = {} if routes is None else routes
         super().__init__(tls=_tls_context() if tls else None)
 
@@ -73,7 +76,7 @@ class LoopbackServer(LoopbackHTTPServer):
             return None
         if path.is_file():
             data = path.read_bytes()
-            return _fill_times(data.replace(b"{{origin}}", self.origin.encode()))
+            return _fill_times(data.replace(b"{{origin}}", self.origin.encode()), self.now)
         if path.suffix == ".gz" and path.with_suffix("").is_file():
             raw = self.render(relative[:-3])
             return None if raw is None else gzip.compress(raw, mtime=0)
@@ -93,11 +96,12 @@ def _tls_context() -> ssl.SSLContext:
 _TIME_FIELD = re.compile(rb"\{\{(now|today)(?:([+-]\d+)([sd]))?\}\}")
 
 
-def _fill_times(data: bytes) -> bytes:
-    """Replace ``{{now[+-Ns]}}`` and ``{{today[+-Nd]}}`` by the current UTC time."""
+def _fill_times(data: bytes, fixed: datetime | None = None) -> bytes:
+    """Replace ``{{now[+-Ns]}}`` and ``{{today[+-Nd]}}`` by ``fixed``, else the current UTC
+    time."""
     if b"{{" not in data:
         return data
-    now = datetime.now(UTC).replace(microsecond=0)
+    now = (fixed or datetime.now(UTC)).replace(microsecond=0)
 
     def fill(match: re.Match[bytes]) -> bytes:
         kind, amount, unit = match.groups()
