@@ -13,7 +13,8 @@ frame, this walk keeps every block of the body and marks each:
   comments), plus a few frame names it does not know (sidebar, widget, pagination,
   breadcrumb, table of contents, a series box) and any block holding a ``rel=prev|next``
   link (previous/next links); an element holding more than half of the root's text is
-  never boilerplate, as in the fingerprint;
+  never boilerplate, as in the fingerprint, nor is an ancestor of the content root (a
+  Docusaurus ``<body class="navigation-with-keyboard">`` holds the whole page);
 - link-dense: three quarters or more of its characters are link text (a menu, a "read
   next" list): jusText's and readability's sign of navigation.
 
@@ -168,6 +169,7 @@ class _Cutter:
     ) -> None:
         self.root = root
         self.root_is_page = root is page
+        self.holds_root = frozenset(root.iterancestors())  # never page frame
         self.keep_text = keep_text
         self.measure = lengths
         self.largest_boilerplate = MAX_BOILERPLATE_SHARE * lengths(root)
@@ -282,8 +284,10 @@ class _Cutter:
         boilerplate, region = parent.boilerplate, parent.region
         if not boilerplate:
             found = _landmark(element, parent.in_article)
-            if found is not None and not (
-                in_root and self.measure(element) > self.largest_boilerplate
+            if (
+                found is not None
+                and element not in self.holds_root
+                and not (in_root and self.measure(element) > self.largest_boilerplate)
             ):
                 boilerplate, region = True, found
             elif in_root != parent.in_root or in_article != parent.in_article:

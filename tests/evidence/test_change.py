@@ -228,3 +228,27 @@ def test_a_block_near_the_template_bar_in_both_runs_is_still_content():
     result = compare_runs(fetches(new), fetches(old))
     assert {k for k, c in result.pages.items() if c.changed} == {"/t4", "/t5"}
     assert result.pages["/t4"].summary == "-1 paragraph in the article body"
+
+
+def docusaurus_page(paragraphs: list[str]) -> str:
+    """A Docusaurus 3 doc page's shape: the body itself carries a class naming navigation
+    (``navigation-with-keyboard``), the doc sits in main > article."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        "<html><body class='navigation-with-keyboard'><div class='main-wrapper'>"
+        "<nav class='navbar'><a href='/docs'>Docs</a></nav><main class='docMainContainer'>"
+        f"<article><div class='theme-doc-markdown markdown'><h1>Secrets</h1>{body}</div>"
+        "</article></main></div><footer>© 2025 Example</footer></body></html>"
+    )
+
+
+def test_a_frame_word_on_an_ancestor_of_the_content_root_leaves_the_content_content():
+    """linode/apl-docs (Docusaurus 3.7) showed it: ``<body class="navigation-with-keyboard">``
+    made every block of every page navigation, so 9 edited docs of 9 read as template only."""
+    edited = [ARTICLE[0], ARTICLE[1].replace("four hundred", "five hundred"), ARTICLE[2]]
+    before, after = docusaurus_page(ARTICLE), docusaurus_page(edited)
+    assert [b.region_name for b in blocks(before) if b.tag_name == "paragraph"] == [
+        "article body"
+    ] * 3
+    result = change(before, after)
+    assert result.changed and result.summary == "1 paragraph edited in the article body"
