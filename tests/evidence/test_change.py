@@ -252,3 +252,44 @@ def test_a_frame_word_on_an_ancestor_of_the_content_root_leaves_the_content_cont
     ] * 3
     result = change(before, after)
     assert result.changed and result.summary == "1 paragraph edited in the article body"
+
+
+def test_a_page_quoting_the_footer_changes_when_its_own_copy_changes():
+    """facelessuser/pymdown-extensions (MkDocs Material) showed it: the licence page's
+    "Copyright © 2014 - 2024 Isaac Muse" paragraph is the footer's text; the year moved in
+    both, and the licence page's own edit was read as template only."""
+    old = site(footer="Copyright © 2014 - 2024 Isaac Muse")
+    new = site(footer="Copyright © 2014 - 2025 Isaac Muse")
+    old["/p2"] = old["/p2"].replace(
+        "about buses.</p>", "about buses.</p><p>Copyright © 2014 - 2024 Isaac Muse</p>", 1
+    )
+    new["/p2"] = new["/p2"].replace(
+        "about buses.</p>", "about buses.</p><p>Copyright © 2014 - 2025 Isaac Muse</p>", 1
+    )
+    result = compare_runs(fetches(new), fetches(old))
+    assert {k for k, c in result.pages.items() if c.changed} == {"/p2"}
+    assert result.pages["/p2"].summary.startswith("2024 → 2025")
+    assert result.template is not None and "footer" in result.template.regions
+
+
+def test_a_post_whose_title_every_page_lists_changes_when_its_title_changes():
+    """The same shape on blogs: a post's own heading is also an entry of the recent-posts
+    box on every page; renaming the post changes the box everywhere (template) and the
+    post's heading (content)."""
+    titles = ["Bridges", "Trams", "Buses", "Parks", "Roads", "Rivers"]
+
+    def pages(renamed: str) -> dict[str, str]:
+        names = [renamed if t == "Buses" else t for t in titles]
+        return {
+            f"/p{n}": page(
+                title=name, paragraphs=[f"Story {n} is about {t.lower()}."], sidebar=names
+            )
+            for n, (name, t) in enumerate(zip(names, titles, strict=True))
+        }
+
+    old, new = pages("Buses"), pages("Buses")
+    new["/p2"] = pages("Buses and coaches")["/p2"]
+    for key in new:  # the box lists the new title everywhere
+        new[key] = new[key].replace("<li>Buses</li>", "<li>Buses and coaches</li>")
+    result = compare_runs(fetches(new), fetches(old))
+    assert {k for k, c in result.pages.items() if c.changed} == {"/p2"}
