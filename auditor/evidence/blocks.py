@@ -7,7 +7,8 @@ keeps no text, only:
 - ``hash``: 32 bits of BLAKE2b of its normalised text (its identity across pages and runs);
 - ``bag``: the sum of its words' CRC-32s modulo 2**32, a hash of its *multiset of words*
   that adds up over blocks, so a page re-cut into other blocks (a new theme) with the
-  same words sums to the same value;
+  same words sums to the same value; a code block's bag also holds its punctuation and
+  symbols, one character a token (in code they are syntax);
 - ``tokens``: its word count; ``path``: 16 bits of its block-level tag path (for the
   template's slots); ``region``: where on the page it sits (:data:`REGIONS`); ``tag``:
   what it is (:data:`TAGS`); ``flags``: in the content root, boilerplate, link-dense;
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 #: Bumped whenever segmentation, normalisation or hashing changes what a block is.
-BLOCKS_VERSION = 1
+BLOCKS_VERSION = 2  # 2: punctuation in code blocks' bags
 #: Numbers (with the word before each) kept per content block.
 MAX_NUMBERS = 6
 #: Where a block sits, by its nearest landmark (tag, ARIA role, class or id words).

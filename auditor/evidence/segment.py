@@ -74,6 +74,7 @@ _MAX_PENDING = 2 * MAX_BLOCKS
 _R = {name: code for code, name in enumerate(REGIONS)}
 _T = {name: code for code, name in enumerate(TAGS)}
 PAGE_BODY, ARTICLE_BODY = _R["page body"], _R["article body"]
+CODE_BLOCK = _T["code block"]
 _TAG_KIND = {
     "p": _T["paragraph"], "h1": _T["heading"], "h2": _T["heading"], "h3": _T["heading"],
     "h4": _T["heading"], "h5": _T["heading"], "h6": _T["heading"], "li": _T["list item"],
@@ -114,6 +115,10 @@ _COUNTERS = re.compile(
     r"|\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b"
     r"|\b\d+\s*(?:min(?:ute)?s?)\s+read\b"
 )
+#: Punctuation and symbols, one a token: in code they are syntax, so a code block's bag
+#: holds them (``['a', b]`` → ``('a', b)`` is an edit); in prose they stay out of it (a
+#: theme's heading anchors, pilcrows and quote styles are markup, not edits).
+_MARKS = re.compile(r"[^\w\s]")
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _BEFORE = re.compile(r"([^\W\d]+)\W{0,3}$")
@@ -260,8 +265,9 @@ class _Cutter:
             path = paths.get(owner.path)
             if path is None:
                 path = paths[owner.path] = zlib.crc32(owner.path.encode()) & 0xFFFF
+            bag = _bag(words) + (_bag(_MARKS.findall(text)) if owner.tag == CODE_BLOCK else 0)
             block = Block(
-                _text_hash(text), _bag(words), len(words), path, region, owner.tag, flags,
+                _text_hash(text), bag & _MASK32, len(words), path, region, owner.tag, flags,
                 _numbers(text) if content else (),
             )  # fmt: skip
             self.blocks.append(block)

@@ -293,3 +293,22 @@ def test_a_post_whose_title_every_page_lists_changes_when_its_title_changes():
         new[key] = new[key].replace("<li>Buses</li>", "<li>Buses and coaches</li>")
     result = compare_runs(fetches(new), fetches(old))
     assert {k for k, c in result.pages.items() if c.changed} == {"/p2"}
+
+
+def test_an_edit_of_punctuation_in_code_is_a_change():
+    """facelessuser/pymdown-extensions (MkDocs) showed it: ``['default', type_string]``
+    became ``('default', type_string)`` in the docs' code samples, and a quote was added
+    around ``'some-custom-type'``: the same words, so both read as new markup. In code,
+    punctuation is syntax."""
+    before = page(extra="<pre><code>config = {'default': ['this', type_string]}</code></pre>")
+    after = page(extra="<pre><code>config = {'default': ('this', type_string)}</code></pre>")
+    result = change(before, after)
+    assert result.changed and result.summary == "1 code block edited in the article body"
+
+
+def test_a_theme_adding_heading_anchors_to_prose_is_no_change():
+    """Prose punctuation a theme adds (a pilcrow or a hash link beside every heading) is
+    markup, not an edit."""
+    anchored = page().replace("</h1>", "<a class='headerlink' href='#top'>¶</a></h1>")
+    anchored = anchored.replace("<p>Cyclists", "<p><a href='#c'>#</a> Cyclists")
+    assert not change(page(), anchored).changed
