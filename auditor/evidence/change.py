@@ -26,12 +26,13 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from auditor.evidence.blocks import REGIONS, Block, word_hash
+from auditor.evidence.blocks import REGIONS, TAGS, Block, word_hash
 from auditor.evidence.text import WORD
 
 __all__ = ["PageChange", "compare_blocks", "compare_exact", "summarise_content"]
 
 _MASK32 = 0xFFFFFFFF
+_CODE = TAGS.index("code block")
 #: Parts named in one summary.
 MAX_PARTS = 3
 #: Blocks aligned at most, after the common start and end (difflib is quadratic at worst).
@@ -172,9 +173,16 @@ def _is_listing(blocks: Sequence[Block], templated: Container[int]) -> bool:
 
 
 def _same_words(gone: Sequence[Block], came: Sequence[Block]) -> bool:
+    """The same words, and the same punctuation in code where both fetches kept it."""
     if sum(b.tokens for b in gone) != sum(b.tokens for b in came):
         return False
-    return sum(b.bag for b in gone) & _MASK32 == sum(b.bag for b in came) & _MASK32
+    if sum(b.bag for b in gone) & _MASK32 != sum(b.bag for b in came) & _MASK32:
+        return False
+    code = [b for b in (*gone, *came) if b.tag == _CODE]
+    if any(b.marks is None for b in code):  # a fetch of blocks version 1
+        return True
+    marks = [sum(b.marks or 0 for b in side if b.tag == _CODE) & _MASK32 for side in (gone, came)]
+    return marks[0] == marks[1]
 
 
 def summarise_content(old: Sequence[Block], new: Sequence[Block]) -> str:

@@ -115,9 +115,7 @@ _COUNTERS = re.compile(
     r"|\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b"
     r"|\b\d+\s*(?:min(?:ute)?s?)\s+read\b"
 )
-#: Punctuation and symbols, one a token: in code they are syntax, so a code block's bag
-#: holds them (``['a', b]`` → ``('a', b)`` is an edit); in prose they stay out of it (a
-#: theme's heading anchors, pilcrows and quote styles are markup, not edits).
+#: Punctuation and symbols, one a token: a code block's ``marks`` (in code they are syntax).
 _MARKS = re.compile(r"[^\w\s]")
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -265,10 +263,10 @@ class _Cutter:
             path = paths.get(owner.path)
             if path is None:
                 path = paths[owner.path] = zlib.crc32(owner.path.encode()) & 0xFFFF
-            bag = _bag(words) + (_bag(_MARKS.findall(text)) if owner.tag == CODE_BLOCK else 0)
             block = Block(
-                _text_hash(text), bag & _MASK32, len(words), path, region, owner.tag, flags,
+                _text_hash(text), _bag(words), len(words), path, region, owner.tag, flags,
                 _numbers(text) if content else (),
+                _bag(_MARKS.findall(text)) if owner.tag == CODE_BLOCK else None,
             )  # fmt: skip
             self.blocks.append(block)
             kept.append(text)

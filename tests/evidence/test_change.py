@@ -312,3 +312,15 @@ def test_a_theme_adding_heading_anchors_to_prose_is_no_change():
     anchored = page().replace("</h1>", "<a class='headerlink' href='#top'>¶</a></h1>")
     anchored = anchored.replace("<p>Cyclists", "<p><a href='#c'>#</a> Cyclists")
     assert not change(page(), anchored).changed
+
+
+def test_code_stored_without_its_punctuation_compares_on_words_as_before():
+    """Blocks stored by version 1 (no marks) against today's: an upgrade reads no change
+    where the code kept its words, rather than falling back to the whole-text hash."""
+    from auditor.evidence.blocks import decode_blocks, encode_blocks
+
+    code = "<pre><code>config = {'default': ['this', type_string]}</code></pre>"
+    stored = decode_blocks(encode_blocks(blocks(page(extra=code)), version=1))
+    assert not compare_blocks(stored, blocks(page(extra=code))).changed
+    edited = code.replace("this", "that")
+    assert compare_blocks(stored, blocks(page(extra=edited))).changed
