@@ -3,12 +3,13 @@
     python3 tests/benchmarks/bench_real_site.py prepare GIT_DIR FOLDER --commits A,B \
         --origin https://host [--subdir docs]
     python3 tests/benchmarks/bench_real_site.py FOLDER XPATH [--sample N] [--seeds 1,2,3] \
-        [--base /sub/path/] [--sitemap /sub/path/sitemap.xml] [--runs v1,v2] [--full-sample]
+        [--base /sub/path/] [--sitemap /sub/path/sitemap.xml] [--runs v1,v2] [--full-sample] \
+        [--ignore XPATH]
 
 ``prepare`` extracts each commit of a repository that commits its build (a bare git
 directory, a branch or commit each, ``--subdir`` the folder holding the build) into
-``FOLDER/v1``, ``v2``...; in every ``.xml`` file and ``robots.txt`` the site's origin is replaced by
-``{{origin}}``. Nothing of the site is kept in this repository.
+``FOLDER/v1``, ``v2``...; in every ``.xml`` file and ``robots.txt`` the site's origin is
+replaced by ``{{origin}}``. Nothing of the site is kept in this repository.
 
 The second form audits ``FOLDER/<run>`` for each of ``--runs`` in turn (default
 ``v1,v2``) on one loopback server: a URL ending in ``/`` is served its ``index.html``,
@@ -22,7 +23,8 @@ site condemned by its lastmod values alone is otherwise given a small confirming
 sample, which says little of change detection). XPATH names the element
 holding a post's text in that site's theme (``//section[@class='post-content']``): its
 text, with whitespace and markup ignored, is the truth of whether the post changed,
-independent of auditor's blocks.
+independent of auditor's blocks; ``--ignore`` leaves elements inside it out of that text
+(``.//aside[contains(@class, 'md-source-file')]``: a "last update" stamp).
 
 For each seed it prints each run's verdict (per sub-sitemap too), the change figures,
 reasons and notes, and, over the posts compared by the last run, the false and missed
@@ -97,14 +99,21 @@ class SiteServer(LoopbackServer):
             send(handler, 200, body, "application/xml" if xml else "text/html")
 
 
-def truth_text(file: Path | None, container: etree.XPath) -> str | None:
-    """The normalised text of the theme's post container, or None (not a post)."""
+def truth_text(
+    file: Path | None, container: etree.XPath, ignore: etree.XPath | None = None
+) -> str | None:
+    """The normalised text of the theme's post container, without what ``ignore`` selects
+    inside it, or None (not a post)."""
     if file is None or file.suffix not in (".html", ".htm"):
         return None
     found = container(parse_html(file.read_bytes()))
     if not found:
         return None
-    return " ".join(unicodedata.normalize("NFKC", "".join(found[0].itertext())).casefold().split())
+    post = found[0]
+    for element in ignore(post) if ignore is not None else ():
+        if element is not post and element.getparent() is not None:
+            element.getparent().remove(element)
+    return " ".join(unicodedata.normalize("NFKC", "".join(post.itertext())).casefold().split())
 
 
 def show(result: AuditResult, label: str) -> None:
@@ -154,8 +163,8 @@ def one_seed(
         if page.content_changed is None:
             continue
         path = urlsplit(page.loc).path if page.loc.startswith(origin) else page.loc
-        old = truth_text(locate(folder / runs[-2], path, args.base), container)
-        new = truth_text(locate(folder / runs[-1], path, args.base), container)
+        old = truth_text(locate(folder / runs[-2], path, args.base), container, args.ignore)
+        new = truth_text(locate(folder / runs[-1], path, args.base), container, args.ignore)
         if old is None or new is None:
             continue
         _count(counts, page, before[page.loc], old != new)
@@ -259,6 +268,9 @@ def main() -> int:
     )
     parser.add_argument("--base", default="/", help="the sub-path the site is published under")
     parser.add_argument("--sitemap", default="", help="the path the audit starts from")
+    parser.add_argument(
+        "--ignore", type=etree.XPath, help="elements left out of the post's text (relative XPath)"
+    )
     args = parser.parse_args()
     container = etree.XPath(args.xpath)
     total = dict.fromkeys(COUNTS, 0)
