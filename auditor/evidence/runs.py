@@ -89,10 +89,9 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
     with_blocks = [
         (old, new) for old, new in pairs if old.key in old_blocks and new.key in new_blocks
     ]
-    shared_slots = _shared_differences(
+    shared, shared_slots = _shared_differences(
         [(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks]
     )
-    shared = frozenset(h for h, _ in shared_slots)
     changes: dict[str, PageChange] = {}
     distances: dict[str, int] = {}
     for old, new in pairs:
@@ -161,19 +160,23 @@ def _grouped(
 
 def _shared_differences(
     pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]],
-) -> frozenset[tuple[int, int]]:
-    """Blocks (hash and tag path) added (or removed) on most compared pages: a template
-    change, in the slot where it happened."""
+) -> tuple[frozenset[int], frozenset[tuple[int, int]]]:
+    """Block hashes added (or removed) on most compared pages: a template change; and the
+    slots (hash and tag path) where most pages show it."""
     need = max(MIN_PAGES, math.ceil(SHARED_SHARE * len(pairs)))
     if len(pairs) < need:
-        return frozenset()
-    added: Counter[tuple[int, int]] = Counter()
-    removed: Counter[tuple[int, int]] = Counter()
+        return frozenset(), frozenset()
+    added: Counter[int] = Counter()
+    removed: Counter[int] = Counter()
+    in_slot: Counter[tuple[int, int]] = Counter()
     for old, new in pairs:
         old_slots, new_slots = {(b.hash, b.path) for b in old}, {(b.hash, b.path) for b in new}
-        added.update(new_slots - old_slots)
-        removed.update(old_slots - new_slots)
-    return frozenset(s for counts in (added, removed) for s, n in counts.items() if n >= need)
+        old_hashes, new_hashes = {h for h, _ in old_slots}, {h for h, _ in new_slots}
+        added.update(new_hashes - old_hashes)
+        removed.update(old_hashes - new_hashes)
+        in_slot.update((new_slots - old_slots) | (old_slots - new_slots))
+    hashes = frozenset(h for counts in (added, removed) for h, n in counts.items() if n >= need)
+    return hashes, frozenset(s for s, n in in_slot.items() if n >= need and s[0] in hashes)
 
 
 def template_change(regions: Sequence[tuple[str, ...]]) -> TemplateChange | None:
