@@ -8,6 +8,9 @@ keeps no text, only:
 - ``bag``: the sum of its words' CRC-32s modulo 2**32, a hash of its *multiset of words*
   that adds up over blocks, so a page re-cut into other blocks (a new theme) with the
   same words sums to the same value;
+- ``marks``: on code blocks, the same sum over its punctuation and symbols, one character
+  a token (in code they are syntax: ``['a', b]`` → ``('a', b)`` is an edit; in prose a
+  theme's pilcrows and quote styles are markup, so prose keeps none);
 - ``tokens``: its word count; ``path``: 16 bits of its block-level tag path (for the
   template's slots); ``region``: where on the page it sits (:data:`REGIONS`); ``tag``:
   what it is (:data:`TAGS`); ``flags``: in the content root, boilerplate, link-dense;
@@ -17,7 +20,8 @@ keeps no text, only:
 
 :func:`encode_blocks` packs them (about 16 bytes a block) with a version byte:
 blocks of another :data:`BLOCKS_VERSION` are never compared, so an upgrade of the
-segmentation cannot read as change.
+segmentation cannot read as change. Version 1 (before ``marks``) is still read, its
+code blocks without marks: a comparison with them weighs words only, as version 1 did.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ __all__ = [
     "IN_ROOT",
     "LINK_DENSE",
     "MAX_NUMBERS",
+    "READABLE_VERSIONS",
     "REGIONS",
     "TAGS",
     "Block",
@@ -44,7 +49,9 @@ __all__ = [
 ]
 
 #: Bumped whenever segmentation, normalisation or hashing changes what a block is.
-BLOCKS_VERSION = 1
+BLOCKS_VERSION = 2  # 2: code blocks' marks
+#: Versions still read (their blocks are compared as they were).
+READABLE_VERSIONS = frozenset({1, BLOCKS_VERSION})
 #: Numbers (with the word before each) kept per content block.
 MAX_NUMBERS = 6
 #: Where a block sits, by its nearest landmark (tag, ARIA role, class or id words).
@@ -72,6 +79,8 @@ LINK_DENSE = 4  # mostly link text (a menu, a "read next" list, previous/next li
 
 _HEADER = struct.Struct("<BI")  # version, block count
 _BLOCK = struct.Struct("<IIHHBBBB")  # hash, bag, tokens, path, region, tag, flags, numbers
+_MARKS = struct.Struct("<I")  # follows the block when its numbers byte has _HAS_MARKS
+_HAS_MARKS = 0x80
 _MASK32 = 0xFFFFFFFF
 
 
@@ -87,6 +96,7 @@ class Block:
     tag: int
     flags: int
     numbers: tuple[tuple[str, str, str], ...] = ()  # (word before, number, word after)
+    marks: int | None = None  # code blocks: the sum of their punctuation's hashes
 
     @property
     def in_root(self) -> bool:
@@ -124,12 +134,15 @@ def encode_blocks(blocks: Sequence[Block], version: int = BLOCKS_VERSION) -> byt
     parts = [_HEADER.pack(version, len(blocks))]
     for b in blocks:
         numbers = b.numbers[:MAX_NUMBERS]
+        marked = b.marks is not None and version >= 2
         parts.append(
             _BLOCK.pack(
                 b.hash & _MASK32, b.bag & _MASK32, min(b.tokens, 0xFFFF), b.path & 0xFFFF,
-                b.region, b.tag, b.flags, len(numbers),
+                b.region, b.tag, b.flags, len(numbers) | (_HAS_MARKS if marked else 0),
             )
         )  # fmt: skip
+        if marked:
+            parts.append(_MARKS.pack((b.marks or 0) & _MASK32))
         for before, number, after in numbers:
             parts.append(_short(before) + _short(number) + _short(after))
     return b"".join(parts)
@@ -155,7 +168,7 @@ def block_count(data: bytes | None) -> int:
 def decode_blocks(data: bytes | None) -> tuple[Block, ...]:
     """The blocks of :func:`encode_blocks` bytes; empty for None, another version, or bytes
     cut short (a damaged row reads as no blocks, never as an error)."""
-    if not data or len(data) < _HEADER.size or data[0] != BLOCKS_VERSION:
+    if not data or len(data) < _HEADER.size or data[0] not in READABLE_VERSIONS:
         return ()
     try:
         return tuple(_decode(data))
@@ -169,13 +182,18 @@ def _decode(data: bytes) -> Iterable[Block]:
     for _ in range(count):
         hash_, bag, tokens, path, region, tag, flags, n = _BLOCK.unpack_from(data, offset)
         offset += _BLOCK.size
+        marks = None
+        if n & _HAS_MARKS:
+            (marks,) = _MARKS.unpack_from(data, offset)
+            offset += _MARKS.size
+            n &= ~_HAS_MARKS
         numbers = []
         for _ in range(n):
             before, offset = _read_short(data, offset)
             number, offset = _read_short(data, offset)
             after, offset = _read_short(data, offset)
             numbers.append((before, number, after))
-        yield Block(hash_, bag, tokens, path, region, tag, flags, tuple(numbers))
+        yield Block(hash_, bag, tokens, path, region, tag, flags, tuple(numbers), marks)
 
 
 def _read_short(data: bytes, offset: int) -> tuple[str, int]:

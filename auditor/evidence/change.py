@@ -26,12 +26,13 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from auditor.evidence.blocks import REGIONS, Block, word_hash
+from auditor.evidence.blocks import REGIONS, TAGS, Block, word_hash
 from auditor.evidence.text import WORD
 
 __all__ = ["PageChange", "compare_blocks", "compare_exact", "summarise_content"]
 
 _MASK32 = 0xFFFFFFFF
+_CODE = TAGS.index("code block")
 #: Parts named in one summary.
 MAX_PARTS = 3
 #: Blocks aligned at most, after the common start and end (difflib is quadratic at worst).
@@ -73,20 +74,25 @@ def compare_blocks(
     new: Sequence[Block],
     template: Container[int] = frozenset(),
     stable: Container[int] = frozenset(),
+    slots: Container[tuple[int, int]] | None = None,
 ) -> PageChange:
     """Compare two fetches of a page (module docstring). ``template`` holds the hashes of
     the site's template blocks (learned from either run); ``stable`` those of them that
     were template in *both* runs: the template did not change there, so such a block
     gained or lost by this page alone (a shared "Colour: green" row of a product's specs,
-    a common price) is this page's own edit, and counts when it is content."""
+    a common price) is this page's own edit, and counts when it is content. ``slots``, when
+    given, are the (hash, tag path) pairs where template texts fill their slot: a page
+    holding a template text in its slot and again elsewhere (a licence page quoting the
+    footer) has its own copy, which is not template."""
+    templated = _templated(old, template, slots) | _templated(new, template, slots)
 
     def counts(block: Block) -> bool:
-        if block.hash in template and block.hash not in stable:
+        if id(block) in templated and block.hash not in stable:
             return False
         return block.content or (listing and block.links)
 
     removed, added = _differences(old, new)
-    listing = _is_listing(old, template) or _is_listing(new, template)
+    listing = _is_listing(old, templated) or _is_listing(new, templated)
     gone, came = [b for b in removed if counts(b)], [b for b in added if counts(b)]
     frame = [b for b in (*removed, *added) if not counts(b)]
     regions = tuple(sorted({b.region_name for b in frame}, key=REGIONS.index))
@@ -96,8 +102,8 @@ def compare_blocks(
             summary = "same words, new markup" + (f"; {summary}" if regions else "")
         return PageChange(False, 0.0, summary, regions)
     moved_ids = {id(b) for b in (*gone, *came)}
-    before = [b for b in old if counts(b) and (b.hash not in template or id(b) in moved_ids)]
-    after = [b for b in new if counts(b) and (b.hash not in template or id(b) in moved_ids)]
+    before = [b for b in old if counts(b) and (id(b) not in templated or id(b) in moved_ids)]
+    after = [b for b in new if counts(b) and (id(b) not in templated or id(b) in moved_ids)]
     total = sum(b.tokens for b in before) + sum(b.tokens for b in after)
     moved = sum(b.tokens for b in gone) + sum(b.tokens for b in came)
     summary = summarise_content(before, after)
@@ -145,16 +151,38 @@ def _take(
     return taken[::-1]
 
 
-def _is_listing(blocks: Sequence[Block], template: Container[int]) -> bool:
-    prose = sum(b.tokens for b in blocks if b.content and b.hash not in template)
-    links = sum(b.tokens for b in blocks if b.links and b.hash not in template)
+def _templated(
+    blocks: Sequence[Block], template: Container[int], slots: Container[tuple[int, int]] | None
+) -> set[int]:
+    """The ids of a page's blocks that are template: their text is, and (with ``slots``)
+    they fill a template slot, or the page holds that text in no template slot (the
+    template displaced, not quoted)."""
+    if slots is None:
+        return {id(b) for b in blocks if b.hash in template}
+    in_slot = [(b, b.hash in template and (b.hash, b.path) in slots) for b in blocks]
+    slotted = {b.hash for b, filled in in_slot if filled}
+    return {
+        id(b) for b, filled in in_slot if filled or (b.hash in template and b.hash not in slotted)
+    }
+
+
+def _is_listing(blocks: Sequence[Block], templated: Container[int]) -> bool:
+    prose = sum(b.tokens for b in blocks if b.content and id(b) not in templated)
+    links = sum(b.tokens for b in blocks if b.links and id(b) not in templated)
     return links > prose
 
 
 def _same_words(gone: Sequence[Block], came: Sequence[Block]) -> bool:
+    """The same words, and the same punctuation in code where both fetches kept it."""
     if sum(b.tokens for b in gone) != sum(b.tokens for b in came):
         return False
-    return sum(b.bag for b in gone) & _MASK32 == sum(b.bag for b in came) & _MASK32
+    if sum(b.bag for b in gone) & _MASK32 != sum(b.bag for b in came) & _MASK32:
+        return False
+    code = [b for b in (*gone, *came) if b.tag == _CODE]
+    if any(b.marks is None for b in code):  # a fetch of blocks version 1
+        return True
+    marks = [sum(b.marks or 0 for b in side if b.tag == _CODE) & _MASK32 for side in (gone, came)]
+    return marks[0] == marks[1]
 
 
 def summarise_content(old: Sequence[Block], new: Sequence[Block]) -> str:

@@ -89,14 +89,20 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
     with_blocks = [
         (old, new) for old, new in pairs if old.key in old_blocks and new.key in new_blocks
     ]
-    shared = _shared_differences([(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks])
+    shared, shared_slots = _shared_differences(
+        [(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks]
+    )
     changes: dict[str, PageChange] = {}
     distances: dict[str, int] = {}
     for old, new in pairs:
         if old.key in old_blocks and new.key in new_blocks:
-            either, both = templates.get(new.group, (frozenset(), frozenset()))
+            either, both, slots = templates.get(new.group, (frozenset(),) * 3)
             change = compare_blocks(
-                old_blocks[old.key], new_blocks[new.key], either | shared, both - shared
+                old_blocks[old.key],
+                new_blocks[new.key],
+                either | shared,
+                both - shared,
+                slots | shared_slots,
             )
             if old.exact == new.exact and change.changed:  # the main text says otherwise
                 change = PageChange(False, 0.0, "unchanged", change.template_regions)
@@ -123,9 +129,10 @@ def _templates(
     current: Sequence[Fetch],
     old_blocks: dict[str, tuple[Block, ...]],
     previous: Sequence[Fetch],
-) -> dict[str, tuple[frozenset[int], frozenset[int]]]:
-    """Per group, the template hashes of either run, and the stable ones: template in one
-    run and common in the other (a group one run lacks has that run's site template)."""
+) -> dict[str, tuple[frozenset[int], frozenset[int], frozenset[tuple[int, int]]]]:
+    """Per group, the template hashes of either run, the stable ones (template in one run
+    and common in the other), and either run's template slots (a group one run lacks has
+    that run's site template)."""
     runs = [
         learn_templates(_grouped(blocks, fetches))
         for blocks, fetches in ((new_blocks, current), (old_blocks, previous))
@@ -136,7 +143,8 @@ def _templates(
         (new_site, new_per), (old_site, old_per) = runs
         now, then = new_per.get(group, new_site), old_per.get(group, old_site)
         either = now.hashes | then.hashes
-        out[group] = (either, (now.hashes & then.common) | (then.hashes & now.common))
+        stable = (now.hashes & then.common) | (then.hashes & now.common)
+        out[group] = (either, stable, now.slots | then.slots)
     return out
 
 
@@ -150,18 +158,25 @@ def _grouped(
     return groups
 
 
-def _shared_differences(pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]]) -> frozenset[int]:
-    """Block hashes added (or removed) on most compared pages: a template change."""
+def _shared_differences(
+    pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]],
+) -> tuple[frozenset[int], frozenset[tuple[int, int]]]:
+    """Block hashes added (or removed) on most compared pages: a template change; and the
+    slots (hash and tag path) where most pages show it."""
     need = max(MIN_PAGES, math.ceil(SHARED_SHARE * len(pairs)))
     if len(pairs) < need:
-        return frozenset()
+        return frozenset(), frozenset()
     added: Counter[int] = Counter()
     removed: Counter[int] = Counter()
+    in_slot: Counter[tuple[int, int]] = Counter()
     for old, new in pairs:
-        old_hashes, new_hashes = {b.hash for b in old}, {b.hash for b in new}
+        old_slots, new_slots = {(b.hash, b.path) for b in old}, {(b.hash, b.path) for b in new}
+        old_hashes, new_hashes = {h for h, _ in old_slots}, {h for h, _ in new_slots}
         added.update(new_hashes - old_hashes)
         removed.update(old_hashes - new_hashes)
-    return frozenset(h for counts in (added, removed) for h, n in counts.items() if n >= need)
+        in_slot.update((new_slots - old_slots) | (old_slots - new_slots))
+    hashes = frozenset(h for counts in (added, removed) for h, n in counts.items() if n >= need)
+    return hashes, frozenset(s for s, n in in_slot.items() if n >= need and s[0] in hashes)
 
 
 def template_change(regions: Sequence[tuple[str, ...]]) -> TemplateChange | None:

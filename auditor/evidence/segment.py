@@ -13,7 +13,8 @@ frame, this walk keeps every block of the body and marks each:
   comments), plus a few frame names it does not know (sidebar, widget, pagination,
   breadcrumb, table of contents, a series box) and any block holding a ``rel=prev|next``
   link (previous/next links); an element holding more than half of the root's text is
-  never boilerplate, as in the fingerprint;
+  never boilerplate, as in the fingerprint, nor is an ancestor of the content root (a
+  Docusaurus ``<body class="navigation-with-keyboard">`` holds the whole page);
 - link-dense: three quarters or more of its characters are link text (a menu, a "read
   next" list): jusText's and readability's sign of navigation.
 
@@ -73,6 +74,7 @@ _MAX_PENDING = 2 * MAX_BLOCKS
 _R = {name: code for code, name in enumerate(REGIONS)}
 _T = {name: code for code, name in enumerate(TAGS)}
 PAGE_BODY, ARTICLE_BODY = _R["page body"], _R["article body"]
+CODE_BLOCK = _T["code block"]
 _TAG_KIND = {
     "p": _T["paragraph"], "h1": _T["heading"], "h2": _T["heading"], "h3": _T["heading"],
     "h4": _T["heading"], "h5": _T["heading"], "h6": _T["heading"], "li": _T["list item"],
@@ -113,6 +115,8 @@ _COUNTERS = re.compile(
     r"|\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b"
     r"|\b\d+\s*(?:min(?:ute)?s?)\s+read\b"
 )
+#: Punctuation and symbols, one a token: a code block's ``marks`` (in code they are syntax).
+_MARKS = re.compile(r"[^\w\s]")
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _BEFORE = re.compile(r"([^\W\d]+)\W{0,3}$")
@@ -168,6 +172,7 @@ class _Cutter:
     ) -> None:
         self.root = root
         self.root_is_page = root is page
+        self.holds_root = frozenset(root.iterancestors())  # never page frame
         self.keep_text = keep_text
         self.measure = lengths
         self.largest_boilerplate = MAX_BOILERPLATE_SHARE * lengths(root)
@@ -261,6 +266,7 @@ class _Cutter:
             block = Block(
                 _text_hash(text), _bag(words), len(words), path, region, owner.tag, flags,
                 _numbers(text) if content else (),
+                _bag(_MARKS.findall(text)) if owner.tag == CODE_BLOCK else None,
             )  # fmt: skip
             self.blocks.append(block)
             kept.append(text)
@@ -282,8 +288,10 @@ class _Cutter:
         boilerplate, region = parent.boilerplate, parent.region
         if not boilerplate:
             found = _landmark(element, parent.in_article)
-            if found is not None and not (
-                in_root and self.measure(element) > self.largest_boilerplate
+            if (
+                found is not None
+                and element not in self.holds_root
+                and not (in_root and self.measure(element) > self.largest_boilerplate)
             ):
                 boilerplate, region = True, found
             elif in_root != parent.in_root or in_article != parent.in_article:

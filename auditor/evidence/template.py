@@ -15,6 +15,11 @@ same style. Both ideas, on the blocks of :mod:`auditor.evidence.segment`:
 
 Learned per site and per sub-sitemap (a blog's sidebar may be on a third of the site
 but on every page of the blog): a block is template when either says so.
+
+The template also keeps its *slots*: each template text with the tag paths where it
+fills its slot. A page that holds a template text in its slot and again elsewhere (a
+licence page quoting the footer's copyright line, a post's own title that the
+recent-posts box of every page lists) has its own copy of it, which is content.
 """
 
 from __future__ import annotations
@@ -39,20 +44,25 @@ SLOT_SHARE = 0.5
 
 @dataclass(frozen=True)
 class Template:
-    """The block hashes that are template, how many pages they were learned from, and the
+    """The block hashes that are template, how many pages they were learned from, the
     hashes that are *common* (on at least half as many pages as template needs: a block
-    just under the bar in one run's sample is still there, not gone)."""
+    just under the bar in one run's sample is still there, not gone), and the template's
+    slots: (hash, tag path) where each template text fills its slot."""
 
     hashes: frozenset[int]
     pages: int
     common: frozenset[int] = frozenset()
+    slots: frozenset[tuple[int, int]] = frozenset()
 
     def __contains__(self, block_hash: object) -> bool:
         return block_hash in self.hashes
 
     def __or__(self, other: Template) -> Template:
         return Template(
-            self.hashes | other.hashes, max(self.pages, other.pages), self.common | other.common
+            self.hashes | other.hashes,
+            max(self.pages, other.pages),
+            self.common | other.common,
+            self.slots | other.slots,
         )
 
 
@@ -71,13 +81,14 @@ def learn_template(pages: Sequence[Sequence[Block]]) -> Template:
         in_slot.update(pairs)
         slots.update({p for _, p in pairs})
     frequent = {h for h, count in on_pages.items() if count >= need}
-    template = {
-        h
+    filled = frozenset(
+        (h, path)
         for (h, path), count in in_slot.items()
         if h in frequent and count >= SLOT_SHARE * slots[path]
-    }
+    )
+    template = {h for h, _ in filled}
     common = {h for h, count in on_pages.items() if count >= max(2, need / 2)}
-    return Template(frozenset(template), n, frozenset(common | template))
+    return Template(frozenset(template), n, frozenset(common | template), filled)
 
 
 def learn_templates(

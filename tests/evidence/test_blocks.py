@@ -182,6 +182,7 @@ BLOCKS = st.lists(
             st.tuples(st.text(max_size=30), st.text(max_size=30), st.text(max_size=30)),
             max_size=6,
         ).map(tuple),
+        marks=st.none() | st.integers(0, 2**32 - 1),
     ),
     max_size=30,
 )
@@ -192,8 +193,8 @@ def test_encoding_round_trips(blocks):
     data = encode_blocks(blocks)
     back = decode_blocks(data)
     assert [b.hash for b in back] == [b.hash for b in blocks]
-    assert [(b.bag, b.tokens, b.path, b.region, b.tag, b.flags) for b in back] == [
-        (b.bag, b.tokens, b.path, b.region, b.tag, b.flags) for b in blocks
+    assert [(b.bag, b.tokens, b.path, b.region, b.tag, b.flags, b.marks) for b in back] == [
+        (b.bag, b.tokens, b.path, b.region, b.tag, b.flags, b.marks) for b in blocks
     ]
     for got, sent in zip(back, blocks, strict=True):
         for got_words, sent_words in zip(got.numbers, sent.numbers, strict=True):
@@ -207,6 +208,23 @@ def test_cut_or_foreign_bytes_decode_to_nothing_never_an_error(blocks, cut):
     assert decode_blocks(data[:cut]) in ((), decode_blocks(data))
     assert decode_blocks(encode_blocks(blocks, version=BLOCKS_VERSION + 1)) == ()
     assert decode_blocks(None) == decode_blocks(b"") == ()
+
+
+@given(BLOCKS)
+def test_blocks_of_version_1_are_still_read_without_marks(blocks):
+    """Stored before code blocks kept their punctuation: compared on words, as then."""
+    back = decode_blocks(encode_blocks(blocks, version=1))
+    assert [(b.hash, b.bag, b.tokens, b.marks) for b in back] == [
+        (b.hash, b.bag, b.tokens, None) for b in blocks
+    ]
+
+
+def test_only_code_blocks_keep_their_punctuation():
+    cut = _cut(_page("<main><p>Call it, then: done.</p><pre>f(a, [b])</pre></main>"))
+    assert [(block.tag_name, block.marks is not None) for block, _ in cut] == [
+        ("paragraph", False),
+        ("code block", True),
+    ]
 
 
 def test_the_page_summary_counts_the_blocks():

@@ -228,3 +228,99 @@ def test_a_block_near_the_template_bar_in_both_runs_is_still_content():
     result = compare_runs(fetches(new), fetches(old))
     assert {k for k, c in result.pages.items() if c.changed} == {"/t4", "/t5"}
     assert result.pages["/t4"].summary == "-1 paragraph in the article body"
+
+
+def docusaurus_page(paragraphs: list[str]) -> str:
+    """A Docusaurus 3 doc page's shape: the body itself carries a class naming navigation
+    (``navigation-with-keyboard``), the doc sits in main > article."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        "<html><body class='navigation-with-keyboard'><div class='main-wrapper'>"
+        "<nav class='navbar'><a href='/docs'>Docs</a></nav><main class='docMainContainer'>"
+        f"<article><div class='theme-doc-markdown markdown'><h1>Secrets</h1>{body}</div>"
+        "</article></main></div><footer>© 2025 Example</footer></body></html>"
+    )
+
+
+def test_a_frame_word_on_an_ancestor_of_the_content_root_leaves_the_content_content():
+    """linode/apl-docs (Docusaurus 3.7) showed it: ``<body class="navigation-with-keyboard">``
+    made every block of every page navigation, so 9 edited docs of 9 read as template only."""
+    edited = [ARTICLE[0], ARTICLE[1].replace("four hundred", "five hundred"), ARTICLE[2]]
+    before, after = docusaurus_page(ARTICLE), docusaurus_page(edited)
+    assert [b.region_name for b in blocks(before) if b.tag_name == "paragraph"] == [
+        "article body"
+    ] * 3
+    result = change(before, after)
+    assert result.changed and result.summary == "1 paragraph edited in the article body"
+
+
+def test_a_page_quoting_the_footer_changes_when_its_own_copy_changes():
+    """facelessuser/pymdown-extensions (MkDocs Material) showed it: the licence page's
+    "Copyright © 2014 - 2024 Isaac Muse" paragraph is the footer's text; the year moved in
+    both, and the licence page's own edit was read as template only."""
+    old = site(footer="Copyright © 2014 - 2024 Isaac Muse")
+    new = site(footer="Copyright © 2014 - 2025 Isaac Muse")
+    old["/p2"] = old["/p2"].replace(
+        "about buses.</p>", "about buses.</p><p>Copyright © 2014 - 2024 Isaac Muse</p>", 1
+    )
+    new["/p2"] = new["/p2"].replace(
+        "about buses.</p>", "about buses.</p><p>Copyright © 2014 - 2025 Isaac Muse</p>", 1
+    )
+    result = compare_runs(fetches(new), fetches(old))
+    assert {k for k, c in result.pages.items() if c.changed} == {"/p2"}
+    assert result.pages["/p2"].summary.startswith("2024 → 2025")
+    assert result.template is not None and "footer" in result.template.regions
+
+
+def test_a_post_whose_title_every_page_lists_changes_when_its_title_changes():
+    """The same shape on blogs: a post's own heading is also an entry of the recent-posts
+    box on every page; renaming the post changes the box everywhere (template) and the
+    post's heading (content)."""
+    titles = ["Bridges", "Trams", "Buses", "Parks", "Roads", "Rivers"]
+
+    def pages(renamed: str) -> dict[str, str]:
+        names = [renamed if t == "Buses" else t for t in titles]
+        return {
+            f"/p{n}": page(
+                title=name, paragraphs=[f"Story {n} is about {t.lower()}."], sidebar=names
+            )
+            for n, (name, t) in enumerate(zip(names, titles, strict=True))
+        }
+
+    old, new = pages("Buses"), pages("Buses")
+    new["/p2"] = pages("Buses and coaches")["/p2"]
+    for key in new:  # the box lists the new title everywhere
+        new[key] = new[key].replace("<li>Buses</li>", "<li>Buses and coaches</li>")
+    result = compare_runs(fetches(new), fetches(old))
+    assert {k for k, c in result.pages.items() if c.changed} == {"/p2"}
+
+
+def test_an_edit_of_punctuation_in_code_is_a_change():
+    """facelessuser/pymdown-extensions (MkDocs) showed it: ``['default', type_string]``
+    became ``('default', type_string)`` in the docs' code samples, and a quote was added
+    around ``'some-custom-type'``: the same words, so both read as new markup. In code,
+    punctuation is syntax."""
+    before = page(extra="<pre><code>config = {'default': ['this', type_string]}</code></pre>")
+    after = page(extra="<pre><code>config = {'default': ('this', type_string)}</code></pre>")
+    result = change(before, after)
+    assert result.changed and result.summary == "1 code block edited in the article body"
+
+
+def test_a_theme_adding_heading_anchors_to_prose_is_no_change():
+    """Prose punctuation a theme adds (a pilcrow or a hash link beside every heading) is
+    markup, not an edit."""
+    anchored = page().replace("</h1>", "<a class='headerlink' href='#top'>¶</a></h1>")
+    anchored = anchored.replace("<p>Cyclists", "<p><a href='#c'>#</a> Cyclists")
+    assert not change(page(), anchored).changed
+
+
+def test_code_stored_without_its_punctuation_compares_on_words_as_before():
+    """Blocks stored by version 1 (no marks) against today's: an upgrade reads no change
+    where the code kept its words, rather than falling back to the whole-text hash."""
+    from auditor.evidence.blocks import decode_blocks, encode_blocks
+
+    code = "<pre><code>config = {'default': ['this', type_string]}</code></pre>"
+    stored = decode_blocks(encode_blocks(blocks(page(extra=code)), version=1))
+    assert not compare_blocks(stored, blocks(page(extra=code))).changed
+    edited = code.replace("this", "that")
+    assert compare_blocks(stored, blocks(page(extra=edited))).changed
