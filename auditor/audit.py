@@ -96,8 +96,8 @@ class AuditBundle:
 class Clients:
     """The HTTP clients and page pacer of an audit; None: the audit makes its own."""
 
-    walk: HttpClient | None = None  # sitemaps and the walker's robots.txt
-    pages: HttpClient | None = None  # the sampler's robots.txt and pages
+    walk: HttpClient | None = None  # robots.txt and sitemaps
+    pages: HttpClient | None = None  # pages (and robots.txt when the walk did not read it)
     pacer: HostPacer | None = None  # spaces the sampler's page requests
 
 
@@ -231,6 +231,7 @@ def _sample(
         pacer=clients.pacer,
         on_page=page_done,
         judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
+        robots=inventory.robots,  # the walk's robots.txt: asked for once per audit
     )
 
 

@@ -20,7 +20,6 @@ from auditor.errors import UsageError
 from auditor.http import Body, FetchFailure, HttpClient, HttpOptions, read_local_file
 from auditor.models import Problem, SitemapEntry, SitemapFile
 from auditor.walker.discovery import (
-    ROBOTS_MAX_BYTES,
     Target,
     classify_target,
     decode_robots,
@@ -29,6 +28,7 @@ from auditor.walker.discovery import (
 from auditor.walker.formats import Record, SitemapReader
 from auditor.walker.locs import LocJudge, Origin, origin_of
 from auditor.walker.pages import PageMaker, Pages, T, Tally
+from auditor.walker.robotsfile import RobotsFile, fetch_robots_file
 
 __all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
 
@@ -84,6 +84,8 @@ class Walk:
 
     ``problems`` and ``files`` fill in as the walk goes and are complete when
     the iteration ends; ``readable`` tells whether any sitemap could be read.
+    ``robots`` is the site's robots.txt response when the walk started from it
+    (a site origin), for the sampler to use rather than asking again.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class Walk:
         self.options = options or WalkOptions()
         self.problems: list[Problem] = []
         self.files: list[SitemapFile] = []
+        self.robots: RobotsFile | None = None
         self.started_at = datetime.now(UTC)
         self._client = client
         self._on_progress = on_progress
@@ -177,22 +180,22 @@ class Walk:
         return [_Pending(url=u, via_robots=True, extra_origins=(site_origin,)) for u in declared]
 
     def _robots_sitemaps(self, site: str) -> list[str]:
-        url = site + "/robots.txt"
         assert self._client is not None
-        response = self._client.get(url, max_bytes=ROBOTS_MAX_BYTES)
-        if isinstance(response, FetchFailure):
-            self._problem(url, response.code, f"robots.txt: {response.detail}")
-            return []
-        if not response.ok:
-            response.close()
-            if response.status >= 500 or response.status == 429:
-                self._problem(url, "http-error", f"robots.txt: {_status_text(response.status)}")
-            return []
-        raw = b"".join(response.body)  # capped at ROBOTS_MAX_BYTES, as Google reads it
-        if response.body.problem and response.body.problem[0] != "too-large":
-            code, detail = response.body.problem  # the lines that arrived are still used
+        robots = self.robots = fetch_robots_file(self._client, site)
+        url = robots.url
+        if robots.failure is not None:
+            code, detail = robots.failure
             self._problem(url, code, f"robots.txt: {detail}")
-        return sitemaps_from_robots(decode_robots(raw), site)
+            return []
+        if not robots.ok:
+            status = robots.status or 0
+            if status >= 500 or status == 429:
+                self._problem(url, "http-error", f"robots.txt: {_status_text(status)}")
+            return []
+        if robots.body_problem and robots.body_problem[0] != "too-large":
+            code, detail = robots.body_problem  # the lines that arrived are still used
+            self._problem(url, code, f"robots.txt: {detail}")
+        return sitemaps_from_robots(decode_robots(robots.body), site)
 
     # -- the walk --------------------------------------------------------------
     def _walk(self, pending: deque[_Pending], make: PageMaker[T]) -> Iterator[list[T]]:
