@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from auditor.models import SitemapEntry, SitemapFile
+from auditor.models import FileContent, SitemapEntry, SitemapFile
 from auditor.scorer.result import (
     AuditResult,
     ChangeFigures,
@@ -59,11 +59,27 @@ def result(
 
 
 def files(site: str = "https://example.com") -> list[SitemapFile]:
-    """An index, two readable children (one gzip'd, with validators) and a 404."""
+    """An index, two readable children (one gzip'd, with validators, one reused on a 304)
+    and a 404; what a later run needs to reuse them (content) on the first three."""
     at = STARTED + timedelta(seconds=1)
     index = f"{site}/sitemap.xml"
+    children = ((f"{site}/news.xml", "2026-11-29T19:58Z"), (f"{site}/blog.xml", None))
+    news_content = FileContent(
+        problems=(("relative-url", "1 relative loc(s) not used, e.g. 'a/b'"),),
+        without_loc=2,
+    )
     return [
-        SitemapFile(index, "sitemapindex", None, True, at, 200, records=3, bytes_read=420),
+        SitemapFile(
+            index,
+            "sitemapindex",
+            None,
+            True,
+            at,
+            200,
+            records=3,
+            bytes_read=420,
+            content=FileContent(children=(*children, (f"{site}/gone.xml", "15/10/2026"))),
+        ),
         SitemapFile(
             f"{site}/news.xml",
             "urlset",
@@ -81,8 +97,20 @@ def files(site: str = "https://example.com") -> list[SitemapFile]:
             bytes_read=900,
             gzipped=True,
             readable=True,
+            content=news_content,
         ),
-        SitemapFile(f"{site}/blog.xml", "urlset", index, False, at, 200, urls=2, readable=True),
+        SitemapFile(
+            f"{site}/blog.xml",
+            "urlset",
+            index,
+            False,
+            at,
+            304,
+            urls=2,
+            readable=True,
+            reused=True,
+            content=FileContent(duplicates=1),
+        ),
         SitemapFile(f"{site}/gone.xml", "unreadable", index, False, at, 404),
     ]
 
