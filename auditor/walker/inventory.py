@@ -11,6 +11,7 @@ from auditor.errors import UsageError
 from auditor.models import Problem, SitemapEntry, SitemapFile
 from auditor.walker import ProgressCallback, Walk, WalkOptions
 from auditor.walker.discovery import Target
+from auditor.walker.reuse import SitemapStore
 from auditor.walker.robotsfile import RobotsFile
 
 if TYPE_CHECKING:
@@ -86,10 +87,12 @@ def load_inventory(
     *,
     on_progress: ProgressCallback | None = None,
     client: HttpClient | None = None,
+    previous: SitemapStore | None = None,
 ) -> Inventory:
     """Walk ``target`` and gather everything into an :class:`Inventory` (with ``client``
-    when given, else a client of the walk's own)."""
-    walk = Walk(target, options, on_progress=on_progress, client=client)
+    when given, else a client of the walk's own); with ``previous``, the files it holds
+    are requested conditionally (:mod:`auditor.walker.reuse`)."""
+    walk = Walk(target, options, on_progress=on_progress, client=client, previous=previous)
     frame = entries_to_dataframe(walk)
     name = target.value if isinstance(target, Target) else target
     return Inventory(name, frame, tuple(walk.files), tuple(walk.problems), walk.robots)
