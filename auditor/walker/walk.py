@@ -30,6 +30,7 @@ from auditor.walker.locs import LocJudge, Origin, origin_of
 from auditor.walker.pages import PageMaker, Pages, T, Tally
 from auditor.walker.reuse import SitemapStore, StoredFile, batched
 from auditor.walker.robotsfile import RobotsFile, fetch_robots_file
+from auditor.walker.tallies import tally_problems
 
 __all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
 
@@ -434,36 +435,10 @@ class Walk:
         ]
 
     def _tally_problems(self, item: _Pending, kind: str | None, tally: Tally) -> None:
-        url = item.url
-        if kind == "sitemapindex" and item.chain:
-            self._problem(url, "nested-index", f"an index listed by the index {item.parent}")
-        if tally.records > self.options.max_urls_per_file:
-            what = "sitemaps" if kind == "sitemapindex" else "URLs"
-            self._problem(
-                url,
-                "too-many-urls",
-                f"{tally.records:,} {what}, over the protocol's "
-                f"{self.options.max_urls_per_file:,} (all were read)",
-            )
-        if tally.without_loc and kind in ("urlset", "sitemapindex"):  # a feed need not link
-            self._problem(
-                url,
-                "not-well-formed",
-                f"{tally.without_loc:,} entries without a URL (no <loc>, <link> or <id>): not used",
-            )
-        if tally.duplicates:
-            self._problem(
-                url,
-                "duplicate-url",
-                f"{tally.duplicates:,} URL(s) already listed, e.g. {tally.first_duplicate!r}",
-            )
-        if tally.invalid:
-            self._problem(
-                url,
-                "invalid-lastmod",
-                f"{tally.invalid:,} lastmod value(s) are not W3C Datetime, "
-                f"e.g. {tally.first_invalid!r}",
-            )
+        index = item.parent if item.chain else None
+        limit = self.options.max_urls_per_file
+        for code, detail in tally_problems(kind, tally, max_urls=limit, listed_by_index=index):
+            self._problem(item.url, code, detail)
 
     def _file_record(
         self,
