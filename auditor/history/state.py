@@ -13,8 +13,11 @@ Layout (version 2), all integers little-endian::
                            byte-shuffled (all first bytes, then all second bytes...)
                 precision  int8 code into "precisions", -1 when absent
                 sitemap    int32 code into "sitemaps", -1 when absent
-                raw        the lastmod as written (``lastmod_raw``), as loc ("lines", an
-                           empty line for none, or "json"); only when "raw_format" is set
+                raw_shape  the lastmod as written (``lastmod_raw``): int8, the number of
+                           the shape of the instant it is written in (rendered back on
+                           reading), 0 when kept as written, -1 for none (see
+                           :mod:`auditor.history.written`); only when "raw_format" is set
+                raw        the texts of code 0, in order, as loc ("lines", or "json")
                 news       the news publication date, as lastmod; only when "news" is true
 
 Version 1 (four sections, no ``raw_format`` or ``news``) is still read: its frame has no
@@ -37,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from auditor.errors import HistoryError
+from auditor.history.written import VERBATIM, decode_written, encode_written
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,16 +65,20 @@ def encode_state(entries: pd.DataFrame) -> bytes:
     loc_format, loc_bytes = _encode_locs(locs)
     precisions, precision_codes = _codes(entries["lastmod_precision"], np.int8)
     sitemaps, sitemap_codes = _codes(entries["sitemap"], np.int32)
+    lastmod = _microseconds(entries["lastmod"])
     raw = {
         "loc": loc_bytes,
-        "lastmod": _shuffle(_microseconds(entries["lastmod"])),
+        "lastmod": _shuffle(lastmod),
         "precision": precision_codes.tobytes(),
         "sitemap": sitemap_codes.tobytes(),
     }
     raw_format = None
     if "lastmod_raw" in entries:
-        texts = [t if isinstance(t, str) else None for t in entries["lastmod_raw"]]
-        raw_format, raw["raw"] = _encode_texts(texts)
+        column = entries["lastmod_raw"].astype(object).tolist()  # NaN or None for none
+        texts = [t if isinstance(t, str) else None for t in column]
+        shapes, verbatim = encode_written(texts, lastmod)
+        raw["raw_shape"] = shapes.tobytes()
+        raw_format, raw["raw"] = _encode_texts(list(verbatim))
     if news := "news_publication_date" in entries:
         raw["news"] = _shuffle(_microseconds(entries["news_publication_date"]))
     names = _sections(raw_format, news)
@@ -111,7 +119,13 @@ def decode_state(blob: bytes) -> pd.DataFrame:
         "sitemap": _categorical(sitemap, header["sitemaps"]),
     }
     if "raw" in sections:
-        texts = _decode_texts(header.get("raw_format"), sections["raw"], n)
+        micros = _unshuffle(sections["lastmod"], n)
+        shapes = np.frombuffer(sections["raw_shape"], dtype=np.int8)
+        if shapes.size != n:
+            raise HistoryError(f"url_state: {shapes.size} lastmod shapes for {n} URLs")
+        kept = int((shapes == VERBATIM).sum())
+        verbatim = _decode_texts(header.get("raw_format"), sections["raw"], kept)
+        texts = decode_written(shapes, micros, [str(t) for t in verbatim])
         columns["lastmod_raw"] = pd.Series(texts, dtype=object)
     if "news" in sections:
         columns["news_publication_date"] = _instants(sections["news"], n)
@@ -127,7 +141,8 @@ def _instants(section: bytes, n: int) -> pd.Series:
 
 def _sections(raw_format: str | None, news: bool) -> tuple[str, ...]:
     """The sections a blob holds, in order."""
-    return (*_SECTIONS, *(("raw",) if raw_format else ()), *(("news",) if news else ()))
+    written = ("raw_shape", "raw") if raw_format else ()
+    return (*_SECTIONS, *written, *(("news",) if news else ()))
 
 
 def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical[str]:

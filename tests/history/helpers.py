@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
+from auditor.history.written import render
 from auditor.models import FileContent, SitemapEntry, SitemapFile
 from auditor.scorer.result import (
     AuditResult,
@@ -195,7 +196,8 @@ def save(history, site: str = "https://example.com", **kwargs) -> int:  # type: 
 
 
 def large_inventory(n: int, seed: int = 1) -> pd.DataFrame:
-    """An entries-like frame of ``n`` URLs (the columns url_state keeps)."""
+    """An entries-like frame of ``n`` URLs (the columns url_state keeps), each lastmod
+    written as generators write it (to the second with ``Z``, or to the microsecond)."""
     rng = np.random.default_rng(seed)
     sitemap = rng.integers(0, 20, size=n)
     words = np.array(["news", "sport", "culture", "city", "world", "tech", "health", "money"])
@@ -213,11 +215,15 @@ def large_inventory(n: int, seed: int = 1) -> pd.DataFrame:
     precision = np.where(whole, "second", "fraction").astype(object)
     precision[lastmod.isna().to_numpy()] = None
     names = [f"https://www.example.com/sitemap-{i}.xml" for i in range(20)]
+    written = np.where(whole, render(micros, 4), render(micros, 9)).astype(object)  # Z, +00:00
+    written[lastmod.isna().to_numpy()] = None
     return pd.DataFrame(
         {
             "loc": pd.Series(locs, dtype=object),
             "lastmod": lastmod,
             "lastmod_precision": pd.Categorical(precision, categories=["second", "fraction"]),
             "sitemap": pd.Categorical.from_codes(sitemap, names),
+            "lastmod_raw": pd.Series(written, dtype=object),
+            "news_publication_date": pd.Series(pd.NaT, index=range(n), dtype="datetime64[us, UTC]"),
         }
     )
