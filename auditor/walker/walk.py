@@ -257,7 +257,7 @@ class Walk:
             problems = [*problems, opened.body.problem]
         for code, detail in problems:
             self._problem(item.url, code, detail)
-        problems += self._refusals(item, judge)
+        problems = [*problems, *self._refusals(item, judge)]
         self._tally_problems(item, reader.kind, tally)
         content = FileContent(tuple(problems), tuple(children), tally.without_loc, tally.duplicates)
         self.files.append(self._file_record(item, opened, reader.kind, tally, content))
