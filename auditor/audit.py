@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from auditor.dispersion import analyse
 from auditor.errors import UsageError
 from auditor.evidence import PageEvidence, mark_shared_date_modified
+from auditor.models import SitemapFile
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
@@ -27,13 +28,13 @@ from auditor.scorer.window import WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
 from auditor.walker.inventory import Inventory, load_inventory
+from auditor.walker.reuse import PreviousRun
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from auditor.history import History, RunRecord
     from auditor.http import HttpClient
-    from auditor.models import SitemapFile
     from auditor.sampler.pacing import HostPacer
 
 __all__ = [
@@ -75,6 +76,13 @@ class Previous:
     entries: pd.DataFrame | None = None  # the latest inventory, for lastmod movement
     past_runs: tuple[PastRun, ...] = ()  # the window of recent runs, newest first
     runs_so_far: int = 0  # runs saved, for the sample's seed
+    #: The latest run's sitemap files: with ``entries``, what lets an unchanged file be
+    #: asked for conditionally and reused on a 304 (:mod:`auditor.walker.reuse`).
+    files: tuple[SitemapFile, ...] = ()
+
+    def sitemaps(self) -> PreviousRun | None:
+        """The store of the latest run's sitemap files, or None when there is none."""
+        return PreviousRun(self.files, self.entries) if self.files else None
 
     @property
     def pages(self) -> tuple[PageObservation, ...]:
@@ -96,8 +104,8 @@ class AuditBundle:
 class Clients:
     """The HTTP clients and page pacer of an audit; None: the audit makes its own."""
 
-    walk: HttpClient | None = None  # sitemaps and the walker's robots.txt
-    pages: HttpClient | None = None  # the sampler's robots.txt and pages
+    walk: HttpClient | None = None  # robots.txt and sitemaps
+    pages: HttpClient | None = None  # pages (and robots.txt when the walk did not read it)
     pacer: HostPacer | None = None  # spaces the sampler's page requests
 
 
@@ -132,11 +140,13 @@ def previous_of(history: History, site: str) -> Previous:
     run = history.latest_run(site)
     recent = history.runs(site)
     window = [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in recent[-WINDOW_RUNS:]]
+    files = tuple(SitemapFile(**f) for f in history.sitemap_files(run.run_id)) if run else ()
     return Previous(
         run=run,
         entries=history.latest_entries(site) if run else None,
         past_runs=tuple(reversed(window)),
         runs_so_far=len(recent),
+        files=files,
     )
 
 
@@ -164,7 +174,10 @@ def run_audit(
     shift = started - real  # zero on the real clock
 
     say(f"walking {walk_target.value}")
-    inventory = _shifted(load_inventory(walk_target, options.walk, client=clients.walk), shift)
+    found = load_inventory(
+        walk_target, options.walk, client=clients.walk, previous=previous.sitemaps()
+    )
+    inventory = _shifted(found, shift)
     inputs = _score_inputs(previous, site, started, inventory)
     run = _sample(previous, inputs, inventory, options, shift, say, clients)
     say(f"scoring {site}")
@@ -192,7 +205,7 @@ def _score_inputs(
     return ScoreInputs(
         site=site,
         started_at=started,
-        inventory=inventory.summary(),
+        inventory=_summary(inventory),
         readable=inventory.readable,
         dispersion=analyse(inventory, previous.entries),
         pages=[],
@@ -231,7 +244,14 @@ def _sample(
         pacer=clients.pacer,
         on_page=page_done,
         judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
+        robots=inventory.robots,  # the walk's robots.txt: asked for once per audit
     )
+
+
+def _summary(inventory: Inventory) -> dict[str, int]:
+    """The AuditResult's ``inventory``: the walk's figures, and ``reused``, the sitemap
+    files answered 304 Not Modified whose entries the previous run gave."""
+    return {**inventory.summary(), "reused": sum(f.reused for f in inventory.files)}
 
 
 def _shifted(inventory: Inventory, shift: timedelta) -> Inventory:

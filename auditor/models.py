@@ -62,8 +62,31 @@ class Problem:
 
 
 @dataclass(frozen=True, slots=True)
+class FileContent:
+    """What a sitemap file said besides its page entries (picklable).
+
+    With the entries it gave, enough for a later walk to stand in for reading the file
+    again when the server says it has not changed (a 304): ``problems`` found reading it
+    (its format, a cut, locs refused: ``(code, detail)``), an index's ``children`` as
+    written (``(loc, lastmod text or None)``, the ones it may list), and the counts of
+    entries without a URL and of URLs already listed.
+    """
+
+    problems: tuple[tuple[str, str], ...] = ()
+    children: tuple[tuple[str, str | None], ...] = ()
+    without_loc: int = 0
+    duplicates: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class SitemapFile:
-    """What the walker learnt about one sitemap file it tried to read."""
+    """What the walker learnt about one sitemap file it tried to read.
+
+    ``reused`` is true when the server answered 304 Not Modified to a conditional
+    request: the file's entries (an index's children) are the previous run's, nothing
+    was downloaded (``bytes_read`` 0). ``content`` is what a later walk needs to reuse
+    the file (None when it was not read from a 2xx answer).
+    """
 
     url: str
     kind: str  # urlset | sitemapindex | text | rss | atom | unreadable
@@ -81,3 +104,5 @@ class SitemapFile:
     bytes_read: int = 0
     gzipped: bool = False
     readable: bool = False
+    reused: bool = False
+    content: FileContent | None = None

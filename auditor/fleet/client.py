@@ -2,7 +2,7 @@
 
 :class:`GatedHttpClient` is the HTTP door (:class:`~auditor.http.HttpClient`) with
 the fleet's :class:`~auditor.fleet.gate.HostGate` in front of each request: the
-walker's sitemaps, both robots.txt fetches and the sampler's pages all wait for
+walker's robots.txt and sitemaps and the sampler's pages all wait for
 their host's turn, and the turn ends when the response's body is closed (a
 sitemap streams for a while: nothing else asks the host meanwhile). The wait
 comes before the request's own deadline starts: waiting politely is not the

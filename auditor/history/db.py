@@ -114,6 +114,15 @@ _PAGE_CHANGES = (
     "ALTER TABLE pages ADD COLUMN change_method TEXT",
 )
 
+#: Each sitemap file's answer to a conditional request (``reused``: a 304 stood in for
+#: reading it) and what a later run needs to reuse it (``content``, JSON: its problems,
+#: an index's children, counts). Old rows read as not reused, with no content: their
+#: files are requested without validators.
+_CONDITIONAL_SITEMAPS = (
+    "ALTER TABLE sitemap_files ADD COLUMN reused INTEGER",
+    "ALTER TABLE sitemap_files ADD COLUMN content TEXT",
+)
+
 #: Every migration, in order; the version (SQLite ``PRAGMA user_version``, PostgreSQL the
 #: rows of ``schema_migrations``) counts those applied.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -121,6 +130,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0002-page-changes", _PAGE_CHANGES),
     Migration("0003-team-history", TEAM_HISTORY),
     Migration("0004-segment-precision", SEGMENT_PRECISION),
+    Migration("0005-conditional-sitemaps", _CONDITIONAL_SITEMAPS),
 )
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.history.records import instant, instant_text
-from auditor.models import SitemapFile
+from auditor.models import FileContent, SitemapFile
 from auditor.scorer.result import PageObservation, SegmentVerdict
 
 __all__ = [
@@ -46,7 +46,7 @@ SEGMENT_COLUMNS: tuple[str, ...] = (
     "recall",
 )
 _FILE_INSTANTS = frozenset({"fetched_at", "index_lastmod"})
-_FILE_FLAGS = frozenset({"via_robots", "gzipped", "readable"})
+_FILE_FLAGS = frozenset({"via_robots", "gzipped", "readable", "reused"})
 _PAGE_INSTANTS = frozenset(
     {"fetched_at", "lastmod", "date_modified", "date_published", "http_last_modified"}
 )
@@ -91,16 +91,47 @@ def _plain(value: Any) -> Any:
 def file_row(file: SitemapFile) -> tuple[Any, ...]:
     """The ``sitemap_files`` values of one file, in :data:`FILE_COLUMNS` order."""
     return tuple(
-        _stored(name, getattr(file, name), _FILE_INSTANTS, _FILE_FLAGS) for name in FILE_COLUMNS
+        _content_json(file.content)
+        if name == "content"
+        else _stored(name, getattr(file, name), _FILE_INSTANTS, _FILE_FLAGS)
+        for name in FILE_COLUMNS
     )
 
 
 def file_dict(row: tuple[Any, ...]) -> dict[str, Any]:
     """A stored file as a dict: ``SitemapFile(**file_dict(row))`` rebuilds it."""
-    return {
+    values = {
         name: _loaded(name, value, _FILE_INSTANTS, _FILE_FLAGS)
         for name, value in zip(FILE_COLUMNS, row, strict=True)
     }
+    values["reused"] = bool(values["reused"])  # None in rows saved before it existed
+    values["content"] = _content_of(values["content"])
+    return values
+
+
+def _content_json(content: FileContent | None) -> str | None:
+    if content is None:
+        return None
+    return to_json(
+        {
+            "problems": [list(pair) for pair in content.problems],
+            "children": [list(pair) for pair in content.children],
+            "without_loc": content.without_loc,
+            "duplicates": content.duplicates,
+        }
+    )
+
+
+def _content_of(text: str | None) -> FileContent | None:
+    if text is None:
+        return None
+    data = json.loads(text)
+    return FileContent(
+        problems=tuple((str(code), str(detail)) for code, detail in data["problems"]),
+        children=tuple((str(loc), raw) for loc, raw in data["children"]),
+        without_loc=int(data["without_loc"]),
+        duplicates=int(data["duplicates"]),
+    )
 
 
 def segment_row(segment: SegmentVerdict) -> tuple[Any, ...]:

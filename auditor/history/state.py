@@ -1,17 +1,29 @@
 """A site's latest inventory as one compact blob: the ``url_state`` of history.
 
-Layout (version 1), all integers little-endian::
+Layout (version 2), all integers little-endian::
 
-    byte 0      version (1)
+    byte 0      version (2)
     bytes 1-4   uint32: length of the JSON header
-    header      {"urls", "loc_format", "precisions", "sitemaps", "sections"}
-    sections    four zlib streams, lengths in the header:
+    header      {"urls", "loc_format", "precisions", "sitemaps", "raw_format", "news",
+                 "sections"}
+    sections    zlib streams, lengths in the header:
                 loc        UTF-8 text, one loc a line ("lines"), or a JSON list ("json")
                            when some loc holds a line break
                 lastmod    int64 microseconds since the epoch, UTC, NaT as int64 min;
                            byte-shuffled (all first bytes, then all second bytes...)
                 precision  int8 code into "precisions", -1 when absent
                 sitemap    int32 code into "sitemaps", -1 when absent
+                raw_shape  the lastmod as written (``lastmod_raw``): int8, the number of
+                           the shape of the instant it is written in (rendered back on
+                           reading), 0 when kept as written, -1 for none (see
+                           :mod:`auditor.history.written`); only when "raw_format" is set
+                raw        the texts of code 0, in order, as loc ("lines", or "json")
+                news       the news publication date, as lastmod; only when "news" is true
+
+Version 1 (four sections, no ``raw_format`` or ``news``) is still read: its frame has no
+``lastmod_raw`` and ``news_publication_date`` columns. Those two columns let a later run
+stand in for reading an unchanged sitemap file again (a 304): the entries come back
+exactly as the walker made them.
 
 Microseconds rather than nanoseconds: every lastmod is exact to the microsecond
 (Python datetimes are), and the walker accepts years 0001 to 9999, which
@@ -28,39 +40,57 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from auditor.errors import HistoryError
+from auditor.history.written import VERBATIM, decode_written, encode_written
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["STATE_COLUMNS", "STATE_VERSION", "decode_state", "encode_state"]
+__all__ = ["FULL_STATE_COLUMNS", "STATE_COLUMNS", "STATE_VERSION", "decode_state", "encode_state"]
 
-STATE_VERSION = 1
-#: The columns a decoded state has, in order.
+STATE_VERSION = 2
+_READABLE_VERSIONS = frozenset({1, STATE_VERSION})
+#: The columns every decoded state has, in order.
 STATE_COLUMNS = ("loc", "lastmod", "lastmod_precision", "sitemap")
+#: The columns of a state encoded from a whole inventory (version 2 and later).
+FULL_STATE_COLUMNS = (*STATE_COLUMNS, "lastmod_raw", "news_publication_date")
 _LEVEL = 1  # level 6: 8% smaller, twice as slow (1M URLs: 10.2 MB in 1.14 s, 11.0 MB in 0.52 s)
 _HEADER_SIZE = struct.Struct("<BI")
 _SECTIONS = ("loc", "lastmod", "precision", "sitemap")
 
 
 def encode_state(entries: pd.DataFrame) -> bytes:
-    """The blob of ``entries`` (loc, lastmod, lastmod_precision, sitemap)."""
+    """The blob of ``entries`` (loc, lastmod, lastmod_precision, sitemap, and
+    lastmod_raw and news_publication_date when the frame has them)."""
     locs = [str(loc) for loc in entries["loc"]]
     loc_format, loc_bytes = _encode_locs(locs)
     precisions, precision_codes = _codes(entries["lastmod_precision"], np.int8)
     sitemaps, sitemap_codes = _codes(entries["sitemap"], np.int32)
+    lastmod = _microseconds(entries["lastmod"])
     raw = {
         "loc": loc_bytes,
-        "lastmod": _shuffle(_microseconds(entries["lastmod"])),
+        "lastmod": _shuffle(lastmod),
         "precision": precision_codes.tobytes(),
         "sitemap": sitemap_codes.tobytes(),
     }
-    packed = [zlib.compress(raw[name], _LEVEL) for name in _SECTIONS]
+    raw_format = None
+    if "lastmod_raw" in entries:
+        column = entries["lastmod_raw"].astype(object).tolist()  # NaN or None for none
+        texts = [t if isinstance(t, str) else None for t in column]
+        shapes, verbatim = encode_written(texts, lastmod)
+        raw["raw_shape"] = shapes.tobytes()
+        raw_format, raw["raw"] = _encode_texts(list(verbatim))
+    if news := "news_publication_date" in entries:
+        raw["news"] = _shuffle(_microseconds(entries["news_publication_date"]))
+    names = _sections(raw_format, news)
+    packed = [zlib.compress(raw[name], _LEVEL) for name in names]
     header = json.dumps(
         {
             "urls": len(locs),
             "loc_format": loc_format,
             "precisions": precisions,
             "sitemaps": sitemaps,
+            "raw_format": raw_format,
+            "news": news,
             "sections": [len(section) for section in packed],
         },
         separators=(",", ":"),
@@ -72,25 +102,47 @@ def decode_state(blob: bytes) -> pd.DataFrame:
     """The DataFrame of a blob made by :func:`encode_state`.
 
     ``lastmod`` is ``datetime64[us, UTC]`` (the inventory's unit), ``lastmod_precision``
-    and ``sitemap`` are categoricals, ``loc`` holds Python strings.
+    and ``sitemap`` are categoricals, ``loc`` holds Python strings. ``lastmod_raw``
+    (Python strings or None) and ``news_publication_date`` follow when they were stored.
     """
     import pandas as pd
 
     header, sections = _split(blob)
     n = int(header["urls"])
     locs = _decode_locs(header["loc_format"], sections["loc"], n)
-    micros = _unshuffle(sections["lastmod"], n)
-    lastmod = micros.view("datetime64[us]")  # int64 min is NaT
     precision = np.frombuffer(sections["precision"], dtype="<i1")
     sitemap = np.frombuffer(sections["sitemap"], dtype="<i4")
-    return pd.DataFrame(
-        {
-            "loc": pd.Series(locs, dtype=object),
-            "lastmod": pd.Series(lastmod).dt.tz_localize("UTC"),
-            "lastmod_precision": _categorical(precision, header["precisions"]),
-            "sitemap": _categorical(sitemap, header["sitemaps"]),
-        }
-    )
+    columns = {
+        "loc": pd.Series(locs, dtype=object),
+        "lastmod": _instants(sections["lastmod"], n),
+        "lastmod_precision": _categorical(precision, header["precisions"]),
+        "sitemap": _categorical(sitemap, header["sitemaps"]),
+    }
+    if "raw" in sections:
+        micros = _unshuffle(sections["lastmod"], n)
+        shapes = np.frombuffer(sections["raw_shape"], dtype=np.int8)
+        if shapes.size != n:
+            raise HistoryError(f"url_state: {shapes.size} lastmod shapes for {n} URLs")
+        kept = int((shapes == VERBATIM).sum())
+        verbatim = _decode_texts(header.get("raw_format"), sections["raw"], kept)
+        texts = decode_written(shapes, micros, [str(t) for t in verbatim])
+        columns["lastmod_raw"] = pd.Series(texts, dtype=object)
+    if "news" in sections:
+        columns["news_publication_date"] = _instants(sections["news"], n)
+    return pd.DataFrame(columns)
+
+
+def _instants(section: bytes, n: int) -> pd.Series:
+    import pandas as pd
+
+    micros = _unshuffle(section, n).view("datetime64[us]")  # int64 min is NaT
+    return pd.Series(micros).dt.tz_localize("UTC")
+
+
+def _sections(raw_format: str | None, news: bool) -> tuple[str, ...]:
+    """The sections a blob holds, in order."""
+    written = ("raw_shape", "raw") if raw_format else ()
+    return (*_SECTIONS, *written, *(("news",) if news else ()))
 
 
 def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical[str]:
@@ -107,6 +159,25 @@ def _encode_locs(locs: list[str]) -> tuple[str, bytes]:
     if text.count("\n") == max(len(locs) - 1, 0):
         return "lines", text.encode("utf-8", "surrogatepass")
     return "json", json.dumps(locs, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _encode_texts(texts: list[str | None]) -> tuple[str, bytes]:
+    """Texts that may be None: "lines" (None as an empty line) unless some text is
+    empty or holds a line break, then "json" (None as null)."""
+    plain = [text or "" for text in texts]
+    joined = "\n".join(plain)
+    if all(text is None or text for text in texts) and joined.count("\n") == max(len(texts) - 1, 0):
+        return "lines", joined.encode("utf-8", "surrogatepass")
+    return "json", json.dumps(texts, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _decode_texts(text_format: str | None, data: bytes, n: int) -> list[str | None]:
+    if text_format == "lines":
+        return [text or None for text in _decode_locs("lines", data, n)]
+    if text_format == "json":
+        texts: list[str | None] = _decode_locs("json", data, n)  # type: ignore[assignment]
+        return texts
+    raise HistoryError(f"url_state: unknown text format {text_format!r}")
 
 
 def _decode_locs(loc_format: str, data: bytes, n: int) -> list[str]:
@@ -156,12 +227,13 @@ def _split(blob: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The header and the decompressed sections; HistoryError when the blob is unusable."""
     try:
         version, size = _HEADER_SIZE.unpack_from(blob)
-        if version != STATE_VERSION:
+        if version not in _READABLE_VERSIONS:
             raise HistoryError(f"url_state: version {version}, this auditor reads {STATE_VERSION}")
         start = _HEADER_SIZE.size
         header = json.loads(blob[start : start + size])
+        names = _sections(header.get("raw_format"), bool(header.get("news")))
         offset, sections = start + size, {}
-        for name, length in zip(_SECTIONS, header["sections"], strict=True):
+        for name, length in zip(names, header["sections"], strict=True):
             sections[name] = zlib.decompress(blob[offset : offset + length])
             offset += length
     except (struct.error, ValueError, KeyError, TypeError, zlib.error) as exc:

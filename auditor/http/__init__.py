@@ -27,7 +27,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import SplitResult, urljoin, urlsplit
@@ -36,6 +36,7 @@ import requests
 
 from auditor import __version__
 from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_as_it_arrives, read_local_file
+from auditor.http.conditional import conditional_headers
 from auditor.http.deadline import Deadline, WatchedAdapter, current_request
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "HttpClient",
     "HttpOptions",
     "Response",
+    "conditional_headers",
     "read_local_file",
     "retry_after_seconds",
     "same_origin",
@@ -170,7 +172,12 @@ class HttpClient:
         self.close()
 
     def get(
-        self, url: str, *, max_bytes: int | None = None, may_follow: MayFollow | None = None
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        may_follow: MayFollow | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Response | FetchFailure:
         """GET ``url``, retrying 429/5xx; the body is left to stream.
 
@@ -178,12 +185,15 @@ class HttpClient:
         redirect, every retry wait, and the body's read. A wait that would not end
         before the deadline is not taken: the last answer stands. ``may_follow`` is
         asked about each redirect target before it is requested (see :data:`MayFollow`).
+        ``headers`` are added to every attempt and hop of this request only (e.g.
+        :func:`conditional_headers`).
         """
         cap = self.options.max_bytes if max_bytes is None else max_bytes
         ends_at = self._clock() + self.options.timeout
+        extra = dict(headers) if headers else None
         attempt = 0
         while True:
-            result = self._get_following_redirects(url, cap, ends_at, may_follow)
+            result = self._get_following_redirects(url, cap, ends_at, may_follow, extra)
             wait = self._retry_wait(result, attempt, ends_at - self._clock())
             if wait is None:
                 return result
@@ -223,12 +233,17 @@ class HttpClient:
         return None if wait > self.options.max_retry_wait or wait >= remaining else wait
 
     def _get_following_redirects(
-        self, url: str, cap: int, ends_at: float, may_follow: MayFollow | None
+        self,
+        url: str,
+        cap: int,
+        ends_at: float,
+        may_follow: MayFollow | None,
+        headers: dict[str, str] | None = None,
     ) -> Response | FetchFailure:
         seen = [url]
         current = url
         for _ in range(self.options.max_redirects + 1):
-            result = self._get_once(current, ends_at, cap)
+            result = self._get_once(current, ends_at, cap, headers)
             if isinstance(result, FetchFailure):
                 _log.info("GET %s failed: %s: %s", current, result.code, result.detail)
                 return result
@@ -254,7 +269,9 @@ class HttpClient:
             url, "too-many-redirects", f"more than {self.options.max_redirects} redirects"
         )
 
-    def _get_once(self, url: str, ends_at: float, cap: int) -> Response | FetchFailure:
+    def _get_once(
+        self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None = None
+    ) -> Response | FetchFailure:
         remaining = ends_at - self._clock()
         if remaining <= 0:
             return FetchFailure(url, "timeout", self._timeout_detail())
@@ -265,6 +282,7 @@ class HttpClient:
         try:
             resp = self.session.get(
                 url,
+                headers=headers,
                 stream=True,
                 allow_redirects=False,
                 timeout=(remaining, remaining),

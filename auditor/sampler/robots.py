@@ -6,7 +6,9 @@ answers 4xx means no restriction; 5xx, 429 or no answer at all means do not
 crawl; one that redirects without end (a loop, or more than five hops) is
 unavailable, as a 404 is (RFC 9309, 2.3.1.2). Only the first 500 KiB are read,
 with the walker's decoder (a byte-order mark is skipped). (Protego implements
-the matching; the fetch and the status rules are here.)
+the matching; the status rules are here.) An audit fetches robots.txt once: the
+walk's response (:class:`~auditor.walker.robotsfile.RobotsFile`) is made into the
+sampler's policy by :func:`policy_of`.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from dataclasses import dataclass
 
 from protego import Protego
 
-from auditor.http import FetchFailure, HttpClient
+from auditor.http import HttpClient
 from auditor.walker.discovery import (  # Google's 500 KiB, and one decoder for both stages
     ROBOTS_MAX_BYTES,
     decode_robots,
 )
+from auditor.walker.robotsfile import RobotsFile, fetch_robots_file
 
 __all__ = [
     "ROBOTS_MAX_BYTES",
@@ -27,6 +30,7 @@ __all__ = [
     "RobotsPolicy",
     "decode_robots",
     "fetch_robots",
+    "policy_of",
 ]
 
 #: The product token auditor answers to in a robots.txt ``User-agent:`` line.
@@ -66,20 +70,23 @@ class RobotsPolicy:
 
 def fetch_robots(client: HttpClient, site: str) -> RobotsPolicy:
     """Fetch ``site``'s robots.txt through ``client`` and apply Google's status rules."""
-    url = site.rstrip("/") + "/robots.txt"
-    response = client.get(url, max_bytes=ROBOTS_MAX_BYTES)
-    if isinstance(response, FetchFailure) and response.code == "too-many-redirects":
-        return RobotsPolicy(url, "allow-all", f"robots.txt unavailable: {response.detail}")
-    if isinstance(response, FetchFailure):
-        return RobotsPolicy(url, "disallow-all", f"robots.txt unreachable: {response.detail}")
-    if response.status == 429 or response.status >= 500:
-        response.close()
-        return RobotsPolicy(url, "disallow-all", f"robots.txt answered HTTP {response.status}")
-    if not response.ok:
-        response.close()
-        return RobotsPolicy(url, "allow-all", f"robots.txt answered HTTP {response.status}")
-    raw = b"".join(response.body)  # capped at ROBOTS_MAX_BYTES; a cut file is read as cut
-    if response.body.problem and response.body.problem[0] not in ("too-large",):
-        code, detail = response.body.problem
+    return policy_of(fetch_robots_file(client, site))
+
+
+def policy_of(robots: RobotsFile) -> RobotsPolicy:
+    """The policy of a robots.txt response (the walk's, or :func:`fetch_robots`'s own)."""
+    url = robots.url
+    if robots.failure is not None:
+        code, detail = robots.failure
+        if code == "too-many-redirects":
+            return RobotsPolicy(url, "allow-all", f"robots.txt unavailable: {detail}")
+        return RobotsPolicy(url, "disallow-all", f"robots.txt unreachable: {detail}")
+    status = robots.status or 0
+    if status == 429 or status >= 500:
+        return RobotsPolicy(url, "disallow-all", f"robots.txt answered HTTP {status}")
+    if not robots.ok:
+        return RobotsPolicy(url, "allow-all", f"robots.txt answered HTTP {status}")
+    if robots.body_problem and robots.body_problem[0] != "too-large":
+        code, detail = robots.body_problem  # a cut file is read as cut only when capped
         return RobotsPolicy(url, "disallow-all", f"robots.txt not read whole: {code}: {detail}")
-    return RobotsPolicy.from_text(url, decode_robots(raw))
+    return RobotsPolicy.from_text(url, decode_robots(robots.body))

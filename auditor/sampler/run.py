@@ -26,7 +26,8 @@ from auditor.sampler.fetch import (
     evidence_of,
 )
 from auditor.sampler.pacing import DEFAULT_DELAY, MAX_DELAY, HostPacer, sampling_budget
-from auditor.sampler.robots import RobotsPolicy, fetch_robots
+from auditor.sampler.robots import RobotsPolicy, fetch_robots, policy_of
+from auditor.walker.robotsfile import RobotsFile, robots_url
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,6 +106,7 @@ def sample_site(
     pacer: HostPacer | None = None,
     on_page: PageCallback | None = None,
     judge: Judge | None = None,
+    robots: RobotsFile | None = None,
 ) -> SampleRun:
     """Choose and fetch a polite sample of ``site``'s pages from its inventory entries.
 
@@ -112,22 +114,23 @@ def sample_site(
     the budget allows, allowed pages of the same sub-sitemaps take their place. With a
     ``judge`` (and ``options.sequential``), pages are chosen one at a time where doubt is.
     When the host is given up (it kept answering 429/503) or the time budget is spent,
-    sampling stops and the pages not asked for say why (``stopped``).
+    sampling stops and the pages not asked for say why (``stopped``). ``robots`` is
+    the site's robots.txt response when it was fetched already (the walk's): its policy
+    is used, and robots.txt is not asked for again.
     """
     options = options or SampleOptions()
     http = replace(options.http, accept=PAGE_ACCEPT)
     own_client = client is None
     client = client or HttpClient(http)
     try:
-        robots = fetch_robots(client, site)
-        _log.info("robots.txt %s: %s (%s)", robots.url, robots.rule, robots.detail)
+        policy = _policy(client, site, robots)
         fetcher = PageFetcher(
             site,
             client,
-            robots,
+            policy,
             pacer or HostPacer(options.delay),
             max_bytes=options.max_bytes,
-            time_budget=_time_budget(options, robots),
+            time_budget=_time_budget(options, policy),
         )
         if judge is not None and options.sequential:
             plan = SequentialPlan(entries, options.sample, seed=seed, panel=panel)
@@ -136,10 +139,19 @@ def sample_site(
             pages = _fetch_fixed(fetcher, entries, options, seed, panel, on_page)
         evidence = mark_shared_date_modified([e for _, e in pages])
         chosen_pages = [p for p, _ in pages]
-        return SampleRun(robots, tuple(zip(chosen_pages, evidence, strict=True)), fetcher.requests)
+        return SampleRun(policy, tuple(zip(chosen_pages, evidence, strict=True)), fetcher.requests)
     finally:
         if own_client:
             client.close()
+
+
+def _policy(client: HttpClient, site: str, robots: RobotsFile | None) -> RobotsPolicy:
+    """The site's robots.txt policy: of the response given (the site's own), else fetched."""
+    given = robots is not None and robots.url == robots_url(site)
+    policy = policy_of(robots) if robots is not None and given else fetch_robots(client, site)
+    how = "the walk's" if given else "fetched"
+    _log.info("robots.txt %s (%s): %s (%s)", policy.url, how, policy.rule, policy.detail)
+    return policy
 
 
 def _fetch_fixed(

@@ -11,6 +11,8 @@ from auditor.errors import UsageError
 from auditor.models import Problem, SitemapEntry, SitemapFile
 from auditor.walker import ProgressCallback, Walk, WalkOptions
 from auditor.walker.discovery import Target
+from auditor.walker.reuse import SitemapStore
+from auditor.walker.robotsfile import RobotsFile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,12 +32,14 @@ ENTRY_COLUMNS = SitemapEntry._fields
 
 @dataclass(frozen=True)
 class Inventory:
-    """Everything one walk found: the entries as a DataFrame, the files and the problems."""
+    """Everything one walk found: the entries as a DataFrame, the files and the problems,
+    and the site's robots.txt response when the walk started from it."""
 
     target: str
     entries: pd.DataFrame
     files: tuple[SitemapFile, ...]
     problems: tuple[Problem, ...]
+    robots: RobotsFile | None = None
 
     @property
     def readable(self) -> bool:
@@ -83,13 +87,15 @@ def load_inventory(
     *,
     on_progress: ProgressCallback | None = None,
     client: HttpClient | None = None,
+    previous: SitemapStore | None = None,
 ) -> Inventory:
     """Walk ``target`` and gather everything into an :class:`Inventory` (with ``client``
-    when given, else a client of the walk's own)."""
-    walk = Walk(target, options, on_progress=on_progress, client=client)
+    when given, else a client of the walk's own); with ``previous``, the files it holds
+    are requested conditionally (:mod:`auditor.walker.reuse`)."""
+    walk = Walk(target, options, on_progress=on_progress, client=client, previous=previous)
     frame = entries_to_dataframe(walk)
     name = target.value if isinstance(target, Target) else target
-    return Inventory(name, frame, tuple(walk.files), tuple(walk.problems))
+    return Inventory(name, frame, tuple(walk.files), tuple(walk.problems), walk.robots)
 
 
 def read_entries_file(path: str | Path) -> pd.DataFrame:

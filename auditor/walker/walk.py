@@ -11,16 +11,15 @@ import http.client
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
 
 from auditor.errors import UsageError
 from auditor.http import Body, FetchFailure, HttpClient, HttpOptions, read_local_file
-from auditor.models import Problem, SitemapEntry, SitemapFile
+from auditor.models import FileContent, Problem, SitemapEntry, SitemapFile
 from auditor.walker.discovery import (
-    ROBOTS_MAX_BYTES,
     Target,
     classify_target,
     decode_robots,
@@ -29,6 +28,9 @@ from auditor.walker.discovery import (
 from auditor.walker.formats import Record, SitemapReader
 from auditor.walker.locs import LocJudge, Origin, origin_of
 from auditor.walker.pages import PageMaker, Pages, T, Tally
+from auditor.walker.reuse import SitemapStore, StoredFile, batched
+from auditor.walker.robotsfile import RobotsFile, fetch_robots_file
+from auditor.walker.tallies import tally_problems
 
 __all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
 
@@ -77,6 +79,7 @@ class _Opened:
     date_header: str | None = None
     last_modified_header: str | None = None
     etag: str | None = None
+    reused: StoredFile | None = None  # a 304 answered the conditional request: read this
 
 
 class Walk:
@@ -84,6 +87,11 @@ class Walk:
 
     ``problems`` and ``files`` fill in as the walk goes and are complete when
     the iteration ends; ``readable`` tells whether any sitemap could be read.
+    ``robots`` is the site's robots.txt response when the walk started from it
+    (a site origin), for the sampler to use rather than asking again. With a
+    ``previous`` store (:mod:`auditor.walker.reuse`), each file it holds is requested
+    conditionally and, when the server says it has not changed, its stored records
+    stand in for reading it.
     """
 
     def __init__(
@@ -93,14 +101,17 @@ class Walk:
         *,
         client: HttpClient | None = None,
         on_progress: ProgressCallback | None = None,
+        previous: SitemapStore | None = None,
     ) -> None:
         self.target = target if isinstance(target, Target) else classify_target(target)
         self.options = options or WalkOptions()
         self.problems: list[Problem] = []
         self.files: list[SitemapFile] = []
+        self.robots: RobotsFile | None = None
         self.started_at = datetime.now(UTC)
         self._client = client
         self._on_progress = on_progress
+        self._previous = previous
         self._pages = Pages()
         self._visited: set[str] = set()
         self._started = False
@@ -177,22 +188,22 @@ class Walk:
         return [_Pending(url=u, via_robots=True, extra_origins=(site_origin,)) for u in declared]
 
     def _robots_sitemaps(self, site: str) -> list[str]:
-        url = site + "/robots.txt"
         assert self._client is not None
-        response = self._client.get(url, max_bytes=ROBOTS_MAX_BYTES)
-        if isinstance(response, FetchFailure):
-            self._problem(url, response.code, f"robots.txt: {response.detail}")
-            return []
-        if not response.ok:
-            response.close()
-            if response.status >= 500 or response.status == 429:
-                self._problem(url, "http-error", f"robots.txt: {_status_text(response.status)}")
-            return []
-        raw = b"".join(response.body)  # capped at ROBOTS_MAX_BYTES, as Google reads it
-        if response.body.problem and response.body.problem[0] != "too-large":
-            code, detail = response.body.problem  # the lines that arrived are still used
+        robots = self.robots = fetch_robots_file(self._client, site)
+        url = robots.url
+        if robots.failure is not None:
+            code, detail = robots.failure
             self._problem(url, code, f"robots.txt: {detail}")
-        return sitemaps_from_robots(decode_robots(raw), site)
+            return []
+        if not robots.ok:
+            status = robots.status or 0
+            if status >= 500 or status == 429:
+                self._problem(url, "http-error", f"robots.txt: {_status_text(status)}")
+            return []
+        if robots.body_problem and robots.body_problem[0] != "too-large":
+            code, detail = robots.body_problem  # the lines that arrived are still used
+            self._problem(url, code, f"robots.txt: {detail}")
+        return sitemaps_from_robots(decode_robots(robots.body), site)
 
     # -- the walk --------------------------------------------------------------
     def _walk(self, pending: deque[_Pending], make: PageMaker[T]) -> Iterator[list[T]]:
@@ -224,12 +235,16 @@ class Walk:
         opened = self._open(item)
         if opened is None:
             return
+        if opened.reused is not None:
+            yield from self._replay(item, opened, opened.reused, tally, make)
+            return
         reader = SitemapReader()
         judge = self._judge_for(item, opened.final_url)
+        children: list[tuple[str, str | None]] = []
         try:
             for batch in reader.batches(opened.body):
                 if reader.kind == "sitemapindex":
-                    self._index_records(batch, judge, tally)
+                    self._index_records(batch, judge, tally, children)
                 else:
                     yield make(batch, item.url, judge, tally, reader.kind)
                     self._progress()
@@ -242,9 +257,10 @@ class Walk:
             problems = [*problems, opened.body.problem]
         for code, detail in problems:
             self._problem(item.url, code, detail)
-        judge.report(item.url, self._problem)
+        problems = [*problems, *self._refusals(item, judge)]
         self._tally_problems(item, reader.kind, tally)
-        self.files.append(self._file_record(item, opened, reader.kind, tally))
+        content = FileContent(tuple(problems), tuple(children), tally.without_loc, tally.duplicates)
+        self.files.append(self._file_record(item, opened, reader.kind, tally, content))
         _log.info(
             "read %s: %s, %s entries, %s URLs kept, %s bytes%s",
             item.url,
@@ -254,6 +270,49 @@ class Walk:
             f"{opened.body.bytes_read:,}",
             " (gzip'd)" if opened.body.gzipped else "",
         )
+
+    def _replay(
+        self, item: _Pending, opened: _Opened, stored: StoredFile, tally: Tally, make: PageMaker[T]
+    ) -> Iterator[list[T]]:
+        """A file the server says has not changed: its stored records go through the walk
+        as if just read (judged, deduplicated against the files read before, counted),
+        and its problems are reported again."""
+        previous, content = stored.file, stored.file.content or FileContent()
+        kind = previous.kind if previous.readable else None
+        judge = self._judge_for(item, opened.final_url)
+        children: list[tuple[str, str | None]] = []
+        for batch in batched(stored.records):
+            if kind == "sitemapindex":
+                self._index_records(batch, judge, tally, children)
+            elif kind is not None:
+                yield make(batch, item.url, judge, tally, kind)
+                self._progress()
+        tally.records, tally.without_loc = previous.records, content.without_loc
+        for code, detail in content.problems:
+            self._problem(item.url, code, detail)
+        problems = [*content.problems, *self._refusals(item, judge)]
+        self._tally_problems(item, kind, tally)
+        content = FileContent(tuple(problems), tuple(children), tally.without_loc, tally.duplicates)
+        record = self._file_record(item, opened, kind, tally, content)
+        self.files.append(replace(record, gzipped=previous.gzipped, reused=True))
+        _log.info(
+            "not modified %s: %s, %s entries reused, %s URLs kept",
+            item.url,
+            kind or "not a sitemap",
+            f"{len(stored.records):,}",
+            f"{tally.emitted:,}",
+        )
+
+    def _refusals(self, item: _Pending, judge: LocJudge) -> list[tuple[str, str]]:
+        """Report the locs the judge refused; the problems reported."""
+        found: list[tuple[str, str]] = []
+
+        def report(sitemap: str, code: str, detail: str) -> None:
+            found.append((code, detail))
+            self._problem(sitemap, code, detail)
+
+        judge.report(item.url, report)
+        return found
 
     def _open(self, item: _Pending) -> _Opened | None:
         fetched_at = datetime.now(UTC)
@@ -265,7 +324,9 @@ class Walk:
                 return None
             return _Opened(body, fetched_at)
         assert self._client is not None
-        response = self._client.get(item.url)
+        stored = self._stored(item.url)
+        headers = stored.headers if stored is not None else None
+        response = self._client.get(item.url, headers=headers)
         if isinstance(response, FetchFailure):
             self._failed(item, fetched_at, response.status, response.code, response.detail)
             return None
@@ -273,12 +334,17 @@ class Walk:
             hops = len(response.redirects)
             moved = "a redirect" if hops == 1 else f"{hops} redirects"
             self._problem(item.url, "redirect", f"followed {moved} to {response.final_url}")
-        if not response.ok:
+        if response.status == 304 and stored is None:
+            response.close()
+            detail = f"{_status_text(304)} to a request that asked for no comparison"
+            self._failed(item, fetched_at, 304, "http-error", detail)
+            return None
+        if not response.ok and response.status != 304:
             response.close()
             status = response.status
             self._failed(item, fetched_at, status, "http-error", _status_text(status))
             return None
-        return _Opened(
+        opened = _Opened(
             response.body,
             response.fetched_at,
             response.status,
@@ -287,6 +353,22 @@ class Walk:
             response.header("last-modified"),
             response.header("etag"),
         )
+        if response.status == 304 and stored is not None:
+            for _ in response.body:  # a 304 has no body: this only frees the connection
+                pass
+            opened.last_modified_header = opened.last_modified_header or (
+                stored.file.last_modified_header
+            )
+            opened.etag = opened.etag or stored.file.etag
+            opened.reused = stored
+        return opened
+
+    def _stored(self, url: str) -> StoredFile | None:
+        """What the previous walk read of ``url``, when it can be asked about conditionally."""
+        if self._previous is None:
+            return None
+        stored = self._previous.stored(url)
+        return stored if stored is not None and stored.headers else None
 
     def _failed(
         self, item: _Pending, fetched_at: datetime, status: int | None, code: str, detail: str
@@ -312,7 +394,14 @@ class Walk:
             origins.add(origin_of(final_url))
         return LocJudge(origins)
 
-    def _index_records(self, batch: list[Record], judge: LocJudge, tally: Tally) -> None:
+    def _index_records(
+        self,
+        batch: list[Record],
+        judge: LocJudge,
+        tally: Tally,
+        written: list[tuple[str, str | None]],
+    ) -> None:
+        """An index's records: its children (kept as written too, for a later reuse)."""
         tally.records += len(batch)
         for loc, raw, _news in batch:
             if not loc:
@@ -325,6 +414,7 @@ class Walk:
                 tally.invalid += 1
                 tally.first_invalid = tally.first_invalid or raw
             tally.children.append((loc, parsed))
+            written.append((loc, raw))
 
     def _children(self, item: _Pending, tally: Tally) -> list[_Pending]:
         """An index's children, newest first by their index lastmod (undated last)."""
@@ -345,39 +435,18 @@ class Walk:
         ]
 
     def _tally_problems(self, item: _Pending, kind: str | None, tally: Tally) -> None:
-        url = item.url
-        if kind == "sitemapindex" and item.chain:
-            self._problem(url, "nested-index", f"an index listed by the index {item.parent}")
-        if tally.records > self.options.max_urls_per_file:
-            what = "sitemaps" if kind == "sitemapindex" else "URLs"
-            self._problem(
-                url,
-                "too-many-urls",
-                f"{tally.records:,} {what}, over the protocol's "
-                f"{self.options.max_urls_per_file:,} (all were read)",
-            )
-        if tally.without_loc and kind in ("urlset", "sitemapindex"):  # a feed need not link
-            self._problem(
-                url,
-                "not-well-formed",
-                f"{tally.without_loc:,} entries without a URL (no <loc>, <link> or <id>): not used",
-            )
-        if tally.duplicates:
-            self._problem(
-                url,
-                "duplicate-url",
-                f"{tally.duplicates:,} URL(s) already listed, e.g. {tally.first_duplicate!r}",
-            )
-        if tally.invalid:
-            self._problem(
-                url,
-                "invalid-lastmod",
-                f"{tally.invalid:,} lastmod value(s) are not W3C Datetime, "
-                f"e.g. {tally.first_invalid!r}",
-            )
+        index = item.parent if item.chain else None
+        limit = self.options.max_urls_per_file
+        for code, detail in tally_problems(kind, tally, max_urls=limit, listed_by_index=index):
+            self._problem(item.url, code, detail)
 
     def _file_record(
-        self, item: _Pending, opened: _Opened, kind: str | None, tally: Tally
+        self,
+        item: _Pending,
+        opened: _Opened,
+        kind: str | None,
+        tally: Tally,
+        content: FileContent | None = None,
     ) -> SitemapFile:
         return SitemapFile(
             url=item.url,
@@ -396,6 +465,7 @@ class Walk:
             bytes_read=opened.body.bytes_read,
             gzipped=opened.body.gzipped,
             readable=kind is not None,
+            content=content if opened.status is not None else None,  # not for a local file
         )
 
 

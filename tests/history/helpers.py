@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
-from auditor.models import SitemapEntry, SitemapFile
+from auditor.history.written import render
+from auditor.models import FileContent, SitemapEntry, SitemapFile
 from auditor.scorer.result import (
     AuditResult,
     ChangeFigures,
@@ -59,11 +60,27 @@ def result(
 
 
 def files(site: str = "https://example.com") -> list[SitemapFile]:
-    """An index, two readable children (one gzip'd, with validators) and a 404."""
+    """An index, two readable children (one gzip'd, with validators, one reused on a 304)
+    and a 404; what a later run needs to reuse them (content) on the first three."""
     at = STARTED + timedelta(seconds=1)
     index = f"{site}/sitemap.xml"
+    children = ((f"{site}/news.xml", "2026-11-29T19:58Z"), (f"{site}/blog.xml", None))
+    news_content = FileContent(
+        problems=(("relative-url", "1 relative loc(s) not used, e.g. 'a/b'"),),
+        without_loc=2,
+    )
     return [
-        SitemapFile(index, "sitemapindex", None, True, at, 200, records=3, bytes_read=420),
+        SitemapFile(
+            index,
+            "sitemapindex",
+            None,
+            True,
+            at,
+            200,
+            records=3,
+            bytes_read=420,
+            content=FileContent(children=(*children, (f"{site}/gone.xml", "15/10/2026"))),
+        ),
         SitemapFile(
             f"{site}/news.xml",
             "urlset",
@@ -81,8 +98,20 @@ def files(site: str = "https://example.com") -> list[SitemapFile]:
             bytes_read=900,
             gzipped=True,
             readable=True,
+            content=news_content,
         ),
-        SitemapFile(f"{site}/blog.xml", "urlset", index, False, at, 200, urls=2, readable=True),
+        SitemapFile(
+            f"{site}/blog.xml",
+            "urlset",
+            index,
+            False,
+            at,
+            304,
+            urls=2,
+            readable=True,
+            reused=True,
+            content=FileContent(duplicates=1),
+        ),
         SitemapFile(f"{site}/gone.xml", "unreadable", index, False, at, 404),
     ]
 
@@ -167,7 +196,8 @@ def save(history, site: str = "https://example.com", **kwargs) -> int:  # type: 
 
 
 def large_inventory(n: int, seed: int = 1) -> pd.DataFrame:
-    """An entries-like frame of ``n`` URLs (the columns url_state keeps)."""
+    """An entries-like frame of ``n`` URLs (the columns url_state keeps), each lastmod
+    written as generators write it (to the second with ``Z``, or to the microsecond)."""
     rng = np.random.default_rng(seed)
     sitemap = rng.integers(0, 20, size=n)
     words = np.array(["news", "sport", "culture", "city", "world", "tech", "health", "money"])
@@ -185,11 +215,15 @@ def large_inventory(n: int, seed: int = 1) -> pd.DataFrame:
     precision = np.where(whole, "second", "fraction").astype(object)
     precision[lastmod.isna().to_numpy()] = None
     names = [f"https://www.example.com/sitemap-{i}.xml" for i in range(20)]
+    written = np.where(whole, render(micros, 4), render(micros, 9)).astype(object)  # Z, +00:00
+    written[lastmod.isna().to_numpy()] = None
     return pd.DataFrame(
         {
             "loc": pd.Series(locs, dtype=object),
             "lastmod": lastmod,
             "lastmod_precision": pd.Categorical(precision, categories=["second", "fraction"]),
             "sitemap": pd.Categorical.from_codes(sitemap, names),
+            "lastmod_raw": pd.Series(written, dtype=object),
+            "news_publication_date": pd.Series(pd.NaT, index=range(n), dtype="datetime64[us, UTC]"),
         }
     )

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from auditor.errors import HistoryError
 from auditor.history import decode_state, encode_state
-from auditor.history.state import STATE_COLUMNS, STATE_VERSION
+from auditor.history.state import FULL_STATE_COLUMNS, STATE_COLUMNS, STATE_VERSION
 from auditor.models import PRECISIONS, SitemapEntry
 from auditor.walker.inventory import entries_to_dataframe
 
@@ -25,8 +25,14 @@ def _frame(entries: list[SitemapEntry]) -> pd.DataFrame:
 def _round_trip(frame: pd.DataFrame) -> None:
     """Equal, lastmod always in microseconds (the inventory uses seconds when all are NaT)."""
     back = decode_state(encode_state(frame))
-    expected = frame[list(STATE_COLUMNS)]
-    expected = expected.assign(lastmod=expected["lastmod"].astype("datetime64[us, UTC]"))
+    expected = frame[list(FULL_STATE_COLUMNS)]
+    expected = expected.assign(
+        lastmod=expected["lastmod"].astype("datetime64[us, UTC]"),
+        news_publication_date=expected["news_publication_date"].astype("datetime64[us, UTC]"),
+        lastmod_raw=pd.Series(  # the inventory's NaN (pandas infers str) reads back as None
+            [t if isinstance(t, str) else None for t in expected["lastmod_raw"]], dtype=object
+        ),
+    )
     for name in ("lastmod_precision", "sitemap"):  # no category at all: float64 categories
         if expected[name].cat.categories.empty:
             expected[name] = expected[name].cat.set_categories(pd.Index([], dtype=str))
@@ -137,10 +143,67 @@ _instants = st.one_of(
             _instants,
             st.sampled_from((None, *PRECISIONS)),
             st.sampled_from(("a.xml", "b.xml", "ü.xml")),
+            st.one_of(st.none(), st.text(max_size=12)),
+            _instants,
         ),
         max_size=40,
     )
 )
 def test_any_inventory_round_trips(rows):
-    entries = [SitemapEntry(loc, when, precision, None, sm) for loc, when, precision, sm in rows]
+    entries = [SitemapEntry(*row) for row in rows]
     _round_trip(_frame(entries))
+
+
+def test_lastmods_as_written_and_news_dates_round_trip():
+    news = datetime(2026, 11, 29, 6, 0, 0, 500_000, tzinfo=UTC)
+    rows = [
+        SitemapEntry("https://a.example/1", None, None, "15/10/2026", "s1"),
+        SitemapEntry(
+            "https://a.example/2", news, "second", "2026-11-29T07:00:00+01:00", "s1", news
+        ),
+        SitemapEntry("https://a.example/3", None, None, None, "s2"),
+        SitemapEntry("https://a.example/4", None, None, "été\u00e9", "s2"),
+    ]
+    back = decode_state(encode_state(_frame(rows)))
+    assert back["lastmod_raw"].tolist() == ["15/10/2026", rows[1][3], None, "été\u00e9"]
+    assert back["news_publication_date"].iloc[1] == news
+    assert back["news_publication_date"].iloc[[0, 2, 3]].isna().all()
+    assert b'"raw_format":"lines"' in encode_state(_frame(rows))
+
+
+@pytest.mark.parametrize("odd", ["", "2026-11-29\n12:00"], ids=["empty", "line break"])
+def test_an_empty_or_multiline_lastmod_as_written_switches_to_json(odd):
+    rows = [
+        SitemapEntry("https://a.example/1", None, None, odd, "s"),
+        SitemapEntry("https://a.example/2", None, None, None, "s"),
+        SitemapEntry("https://a.example/3", None, None, "2026", "s"),
+    ]
+    frame = _frame(rows)
+    assert b'"raw_format":"json"' in encode_state(frame)
+    _round_trip(frame)
+
+
+def _version_1(frame: pd.DataFrame) -> bytes:
+    """The blob an auditor of state version 1 wrote: four sections, no raw or news keys."""
+    import json
+    import struct
+
+    blob = encode_state(frame[list(STATE_COLUMNS)])
+    size = struct.unpack_from("<I", blob, 1)[0]
+    header = json.loads(blob[5 : 5 + size])
+    del header["raw_format"], header["news"]
+    text = json.dumps(header, separators=(",", ":")).encode()
+    return struct.pack("<BI", 1, len(text)) + text + blob[5 + size :]
+
+
+def test_a_version_1_state_is_read_without_the_lastmods_as_written():
+    frame = _site(30)
+    back = decode_state(_version_1(frame))
+    assert list(back.columns) == list(STATE_COLUMNS)
+    assert back["loc"].tolist() == frame["loc"].tolist()
+    assert back["lastmod"].equals(frame["lastmod"].astype("datetime64[us, UTC]"))
+
+
+def test_a_frame_without_the_lastmods_as_written_is_stored_without_them():
+    frame = _site(10)[list(STATE_COLUMNS)]
+    assert list(decode_state(encode_state(frame)).columns) == list(STATE_COLUMNS)
