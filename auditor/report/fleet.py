@@ -83,7 +83,7 @@ def write_fleet_index(history: History, folder: Path, slugs: dict[str, str]) -> 
     """Write ``index.html`` listing every site; ``slugs`` maps site -> report folder."""
     folder.mkdir(parents=True, exist_ok=True)
     rows = fleet_rows(history, slugs)
-    trends = set(r["trend"] for r in rows)
+    trends = {r["trend"] for r in rows}
     html = (
         environment()
         .get_template("fleet.html")
