@@ -118,7 +118,8 @@ def run_fleet(
         finally:
             display.close()
     index = _refresh_index(history, Path(args.out))
-    _summary(outcomes, len(found), index, status, sys.stderr if args.json else sys.stdout)
+    stream = sys.stderr if args.json else sys.stdout
+    _summary(outcomes, len(found), index, status, stream, pages=display.pages)
     if status == EXIT_OK and any(_failed(o) for o in outcomes):
         status = EXIT_FAILED
     return status
@@ -157,12 +158,23 @@ def _refresh_index(history: History, out: Path) -> Path | None:
     return refresh_fleet_index(history, out) if out.is_dir() else None
 
 
-def _summary(outcomes: list[Any], total: int, index: Path | None, status: int, stream: Any) -> None:
-    """Verdict counts, failures with their reasons, where the fleet index is."""
+def _summary(
+    outcomes: list[Any],
+    total: int,
+    index: Path | None,
+    status: int,
+    stream: Any,
+    *,
+    pages: int = 0,
+) -> None:
+    """Verdict counts, failures with their reasons, pages fetched, where the fleet index is."""
     verdicts = Counter(o.verdict for o in outcomes if not _failed(o))
     failures = [o for o in outcomes if _failed(o)]
     counts = ", ".join(f"{n} {v}" for v, n in verdicts.most_common()) or "no result"
-    lines = [f"auditor: {len(outcomes)} of {total} sites done: {counts}; {len(failures)} failed"]
+    lines = [
+        f"auditor: {len(outcomes)} of {total} sites done: {counts}; {len(failures)} failed; "
+        f"{pages} pages fetched in all"
+    ]
     lines += [f"  failed: {f.site}: {f.code}: {f.detail}" for f in failures]
     if status in (EXIT_SIGINT, EXIT_SIGTERM):
         lines.append(
@@ -226,9 +238,11 @@ class _Display:
     def __init__(self, total: int) -> None:
         self.total = total
         self._done = 0
+        self.pages = 0  # pages fetched, as the fleet last said
 
     def show(self, progress: FleetProgress) -> None:
         """Render where the fleet stands."""
+        self.pages = progress.pages
         if progress.done == self._done:
             return
         self._done = progress.done
@@ -243,11 +257,12 @@ class _Silent(_Display):
     """No progress at all (-q)."""
 
     def show(self, progress: FleetProgress) -> None:
-        """Say nothing."""
+        """Say nothing (but keep the count of pages for the summary)."""
+        self.pages = progress.pages
 
 
 class _RichDisplay(_Display):
-    """A live progress bar (rich): done of total, in flight, failures, ETA."""
+    """A live progress bar (rich): done of total, in flight, pages fetched, failures, ETA."""
 
     def __init__(self, total: int) -> None:
         super().__init__(total)
@@ -267,6 +282,7 @@ class _RichDisplay(_Display):
 
     def show(self, progress: FleetProgress) -> None:
         """Move the bar."""
+        self.pages = progress.pages
         status = _progress_text(progress).split(" done", 1)[1].lstrip(", ")
         self._progress.update(self._task, completed=progress.done, status=status)
 
@@ -277,7 +293,10 @@ class _RichDisplay(_Display):
 
 def _progress_text(p: FleetProgress) -> str:
     eta = "" if p.eta is None else f", about {_duration(p.eta)} left"
-    return f"{p.done} of {p.total} sites done, {p.in_flight} in flight, {p.failed} failed{eta}"
+    return (
+        f"{p.done} of {p.total} sites done, {p.in_flight} in flight, {p.pages} pages fetched, "
+        f"{p.failed} failed{eta}"
+    )
 
 
 def _duration(seconds: float) -> str:

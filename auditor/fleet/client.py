@@ -60,17 +60,23 @@ class TimeLimit:
 
 
 class GatedHttpClient(HttpClient):
-    """An HttpClient whose every request waits for its host's turn in the fleet."""
+    """An HttpClient whose every request waits for its host's turn in the fleet.
 
-    def __init__(self, options: HttpOptions, gate: HostGate, limit: TimeLimit) -> None:
+    ``pages``: this client fetches the site's pages (the sampler's), so the gate
+    counts each of its requests but robots.txt as a page fetched."""
+
+    def __init__(
+        self, options: HttpOptions, gate: HostGate, limit: TimeLimit, *, pages: bool = False
+    ) -> None:
         super().__init__(options)
         self.gate = gate
         self.limit = limit
+        self.pages = pages
         self.refused = 0  # requests not made because the time limit was spent
 
     def get(self, url: str, **kwargs: Any) -> Response | FetchFailure:
         """GET ``url`` in its host's turn (the turn ends when its body is closed)."""
-        host = host_of(url)
+        host, page = host_of(url), self.pages and not _is_robots_txt(url)
         if self.limit.spent() or not self.gate.wait_turn(host, until=self.limit.ends_at):
             self.refused += 1
             return FetchFailure(url, "timeout", self.limit.detail)
@@ -80,11 +86,11 @@ class GatedHttpClient(HttpClient):
             self.gate.finished(host)
             raise
         if isinstance(result, FetchFailure):
-            self.gate.finished(host, result.status)
+            self.gate.finished(host, result.status, page=page)
             return result
         status = result.status
         asked = retry_after_seconds(result.header("retry-after")) if status in _OVERLOADED else None
-        turn = _Turn(self.gate, host, status, asked)
+        turn = _Turn(self.gate, host, status, asked, page)
         result.body.also_on_close(turn.end)
         weakref.finalize(result.body, turn.end)  # a body dropped unclosed still ends its turn
         return result
@@ -93,15 +99,26 @@ class GatedHttpClient(HttpClient):
 class _Turn:
     """A host's turn held by one response: ended once, by whichever comes first."""
 
-    def __init__(self, gate: HostGate, host: str, status: int, asked: float | None) -> None:
-        self._end: tuple[HostGate, str, int, float | None] | None = (gate, host, status, asked)
+    def __init__(
+        self, gate: HostGate, host: str, status: int, asked: float | None, page: bool
+    ) -> None:
+        self._end: tuple[HostGate, str, int, float | None, bool] | None = (
+            gate, host, status, asked, page,
+        )  # fmt: skip
 
     def end(self) -> None:
         """End the turn (again: nothing)."""
         if self._end is not None:
-            gate, host, status, asked = self._end
+            gate, host, status, asked, page = self._end
             self._end = None
-            gate.finished(host, status, asked)
+            gate.finished(host, status, asked, page=page)
+
+
+def _is_robots_txt(url: str) -> bool:
+    """True for a site's robots.txt (asked by the sampler's client too: not a page)."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path == "/robots.txt"
 
 
 class FleetPacer(HostPacer):

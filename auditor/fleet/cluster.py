@@ -108,10 +108,15 @@ class ActorTable:
         return float(self._actor.ask(host, holder, lease).result())  # type: ignore[attr-defined]
 
     def done(
-        self, host: str, holder: str, status: int | None = None, retry_after: float | None = None
+        self,
+        host: str,
+        holder: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        page: bool = False,
     ) -> None:
         """See :meth:`HostTable.done`."""
-        self._actor.done(host, holder, status, retry_after).result()  # type: ignore[attr-defined]
+        self._actor.done(host, holder, status, retry_after, page).result()  # type: ignore[attr-defined]
 
     def leave(self, host: str, holder: str) -> None:
         """See :meth:`HostTable.leave`."""

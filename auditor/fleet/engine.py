@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,7 @@ __all__ = [
 ]
 
 _POLL = 2.0  # seconds between looks at the running sites (progress, the hung)
+_COUNT_EVERY = 1.0  # seconds between looks at the host table's count of pages fetched
 _SCATTER_FROM = 20_000  # previous URLs from which a task is scattered ahead
 
 ProgressCallback = Callable[[FleetProgress], None]
@@ -112,6 +114,8 @@ class _Fleet:
     running: dict[Future[Any], tuple[str, float]] = field(default_factory=dict)
     done: int = 0
     failed: int = 0
+    pages: int = 0  # pages fetched, as the host table last said
+    counted_at: float = -_COUNT_EVERY
 
     def progress(self) -> FleetProgress:
         return FleetProgress(
@@ -121,7 +125,20 @@ class _Fleet:
             len(self.running),
             self.slots,
             time.monotonic() - self.started,
+            self.pages,
         )
+
+    def count_pages(self, table: Future[Any]) -> None:
+        """Look up the pages fetched in the host ``table`` (the actor's future): at most
+        every :data:`_COUNT_EVERY` seconds while sites run, and once none is left, so the
+        last count is the whole fleet's. The count is only shown: if the table cannot
+        say, the last count stands."""
+        now = time.monotonic()
+        if self.running and now - self.counted_at < _COUNT_EVERY:
+            return
+        self.counted_at = now
+        with suppress(Exception):  # the actor's worker lost, a timeout: keep the last count
+            self.pages = int(table.result(timeout=_POLL).pages_fetched().result(timeout=_POLL))
 
 
 def _run(
@@ -148,6 +165,7 @@ def _run(
                 task = SiteTask(site, target, previous_of(history, site), options, site_timeout)
                 future = client.submit(run_on_worker, _shipped(client, task), gate, pure=False)
                 fleet.running[future] = (site, time.monotonic())
+            fleet.count_pages(keep_alive)
             tell(fleet.progress())
             if not fleet.running:
                 return

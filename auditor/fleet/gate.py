@@ -38,6 +38,11 @@ Design, and why:
 - **Clocks stay local.** The table measures time with its own monotonic clock
   and hands out durations, never instants, so machines need not agree on the
   time.
+- **It counts the pages.** Every request of every site ends at the table, so
+  the table also counts the pages fetched across the fleet (a page request the
+  site answered, whatever the status; robots.txt and sitemaps are not pages):
+  the fleet's progress reads it while sites are still in flight, at no cost of
+  its own (the count rides on the call that ends a turn).
 
 Without Dask (tests, a single process), the same table is used directly, behind
 a lock.
@@ -94,6 +99,7 @@ class HostTable:
         self._hosts: dict[str, _Host] = {}
         self._lock = threading.Lock()
         self.granted = 0  # turns handed out, for the record
+        self._pages = 0  # page requests answered, across the fleet
 
     def _host(self, host: str, now: float) -> _Host:
         state = self._hosts.get(host)
@@ -128,12 +134,20 @@ class HostTable:
             return wait
 
     def done(
-        self, host: str, holder: str, status: int | None = None, retry_after: float | None = None
+        self,
+        host: str,
+        holder: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        page: bool = False,
     ) -> None:
         """``holder``'s request to ``host`` is over (its body closed, or it failed): the
-        delay starts now. ``status`` is the answer (None: no answer at all)."""
+        delay starts now. ``status`` is the answer (None: no answer at all); ``page``
+        says the request was for one of the site's pages (counted when answered)."""
         with self._lock:
             now = self._clock()
+            if page and status is not None:
+                self._pages += 1
             state = self._host(host, now)
             if state.holder == holder:
                 state.holder = None
@@ -147,6 +161,11 @@ class HostTable:
         """``holder`` stops waiting for ``host`` (it gave up)."""
         with self._lock:
             self._host(host, self._clock()).waiting.pop(holder, None)
+
+    def pages_fetched(self) -> int:
+        """Page requests answered so far, every site and host together."""
+        with self._lock:
+            return self._pages
 
     def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None:
         """A robots.txt of ``host`` asked for this Crawl-delay: it becomes the floor when
@@ -183,7 +202,12 @@ class GateTable(Protocol):
 
     def ask(self, host: str, holder: str, lease: float) -> float: ...
     def done(
-        self, host: str, holder: str, status: int | None = ..., retry_after: float | None = ...
+        self,
+        host: str,
+        holder: str,
+        status: int | None = ...,
+        retry_after: float | None = ...,
+        page: bool = ...,
     ) -> None: ...
     def leave(self, host: str, holder: str) -> None: ...
     def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None: ...
@@ -228,10 +252,16 @@ class HostGate:
             self._sleep(wait)
 
     def finished(
-        self, host: str, status: int | None = None, retry_after: float | None = None
+        self,
+        host: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        *,
+        page: bool = False,
     ) -> None:
-        """The request to ``host`` is over; ``status`` is how it was answered."""
-        self.table.done(host, self.holder, status, retry_after)
+        """The request to ``host`` is over; ``status`` is how it was answered; ``page``:
+        it was for one of the site's pages (the table counts those)."""
+        self.table.done(host, self.holder, status, retry_after, page)
 
     def delay_for(self, host: str) -> float:
         """The host's current delay, as the whole fleet keeps it."""

@@ -48,6 +48,10 @@ class FleetProgress:
     in_flight: int
     slots: int  # sites that may be in flight at once
     elapsed: float  # seconds since the fleet started
+    #: Pages the sites fetched so far, those in flight included: page requests (robots.txt
+    #: and sitemaps apart) that a site answered, whatever the status, as the fleet's host
+    #: table counted them when each ended (looked up at most every second or so).
+    pages: int = 0
 
     @property
     def eta(self) -> float | None:

@@ -49,7 +49,7 @@ def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure:
     lease = max(turn_lease(walk_http), turn_lease(page_http))
     gate = HostGate(table, f"{task.site}#{uuid.uuid4().hex[:12]}", lease=lease)
     walk_client = GatedHttpClient(walk_http, gate, limit)
-    page_client = GatedHttpClient(page_http, gate, limit)
+    page_client = GatedHttpClient(page_http, gate, limit, pages=True)
     clients = Clients(walk_client, page_client, FleetPacer(options.sample.delay, gate))
     try:
         bundle = run_audit(task.target, task.previous, options, clients=clients)

@@ -1,41 +1,66 @@
-"""The fleet index: one row per site in the history, linking to each site's report."""
+"""The fleet index: one row per site in the history, linking to each site's report.
+
+One self-contained HTML file that stays usable at thousands of sites: counts by
+verdict at the top, and a small inline script (no external asset, no network)
+that sorts by any column, filters by verdict and trend, and searches sites as
+you type. Without scripts the whole table still renders. Every value from the
+web (a site, its label) reaches the page through jinja2's autoescape, and the
+script reads them back from data attributes and text, never as markup.
+"""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor import __version__
 from auditor.report.site import environment, site_slug
+from auditor.scorer.result import VERDICTS
 
 if TYPE_CHECKING:
     from auditor.history import History
 
-__all__ = ["fleet_rows", "write_fleet_index"]
+__all__ = ["TRENDS", "fleet_rows", "verdict_counts", "write_fleet_index"]
 
 #: How good each verdict is for scheduling, to tell a trend up from a trend down.
 _RANK = {"trusted": 4, "partial": 3, "inconclusive": 2, "untrusted": 1, "no-lastmod": 1}
+#: Trends, in the order the index sorts them (worst news first).
+TRENDS = ("degrading", "first run", "steady", "improving")
+#: Recent verdicts shown per site.
+_TIMELINE = 6
 
 
 def fleet_rows(history: History, slugs: dict[str, str]) -> list[dict[str, Any]]:
-    """One row per site: verdict, last run, runs, trend and the report's folder."""
+    """One row per site: verdict, last run, runs, trend and the report's folder; worst
+    verdicts first (then by site)."""
+    verdicts: dict[str, list[str]] = defaultdict(list)
+    for run in history.runs():  # oldest first: one query for the whole fleet
+        verdicts[run.site].append(run.verdict)
     rows = []
     for record in history.sites():
-        verdicts = [r.verdict for r in history.runs(record.origin)]
+        past = verdicts[record.origin]
         rows.append(
             {
                 "site": record.origin,
                 "verdict": record.last_verdict,
                 "last_run": record.last_started_at.replace(microsecond=0).isoformat(),
                 "runs": record.runs,
-                "trend": _trend(verdicts),
-                "timeline": verdicts[-6:],
+                "trend": _trend(past),
+                "timeline": past[-_TIMELINE:],
                 "report": f"{slugs[record.origin]}/index.html" if record.origin in slugs else None,
                 "name": _label(record.origin, slugs.get(record.origin)),
             }
         )
     return sorted(rows, key=lambda r: (_RANK.get(r["verdict"], 0), r["site"]))
+
+
+def verdict_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Sites per verdict, the contract's verdicts first in their order, then any other."""
+    counts = Counter(r["verdict"] for r in rows)
+    known = [(v, counts.pop(v)) for v in VERDICTS if v in counts]
+    return known + sorted(counts.items())
 
 
 def _label(origin: str, slug: str | None) -> str | None:
@@ -57,11 +82,17 @@ def _trend(verdicts: list[str]) -> str:
 def write_fleet_index(history: History, folder: Path, slugs: dict[str, str]) -> Path:
     """Write ``index.html`` listing every site; ``slugs`` maps site -> report folder."""
     folder.mkdir(parents=True, exist_ok=True)
+    rows = fleet_rows(history, slugs)
+    trends = {r["trend"] for r in rows}
     html = (
         environment()
         .get_template("fleet.html")
         .render(
-            rows=fleet_rows(history, slugs),
+            rows=rows,
+            counts=verdict_counts(rows),
+            trends=[t for t in TRENDS if t in trends],
+            ranks=_RANK,
+            trend_ranks={t: i for i, t in enumerate(TRENDS)},
             generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
             version=__version__,
         )

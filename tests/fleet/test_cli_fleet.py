@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -65,6 +66,41 @@ def test_audit_of_a_crawl_list_streams_json_lines_and_sums_up(db, tmp_path, caps
     assert "fleet index: reports/index.html" in err and Path("reports/index.html").is_file()
     with History.open(db) as history:
         assert {r.site for r in history.runs()} == {s.origin for s in servers}
+
+
+def _pages_served(server: SiteServer) -> int:
+    """Requests a site's server answered for its pages (robots.txt and sitemaps apart)."""
+    return sum(
+        not (path == "/robots.txt" or (path.startswith("/sitemap") and path.endswith(".xml")))
+        for path in server.requests
+    )
+
+
+def test_progress_lines_and_the_summary_count_the_pages_fetched(db, capsys):
+    servers = [
+        SiteServer(simulated(kind, n), host=f"127.0.18.{n}")
+        for n, kind in enumerate(("accurate-jsonld", "generation-time", "no-lastmod"), 1)
+    ]
+    try:
+        code = main(
+            ["audit", *(s.origin for s in servers), "--db", db, "--delay", "0.05",
+             "--sample", "6", "--concurrency", "2"]
+        )  # fmt: skip
+        out, err = capsys.readouterr()
+        served = sum(_pages_served(s) for s in servers)
+    finally:
+        for server in servers:
+            server.close()
+
+    assert code == 0
+    # plain lines (stderr is no terminal here), one per finished site
+    lines = [line for line in err.splitlines() if " sites done, " in line]
+    assert len(lines) == 3, err
+    counts = [int(re.search(r", (\d+) pages fetched, ", line)[1]) for line in lines]
+    assert counts == sorted(counts) and counts[-1] == served
+    assert "3 of 3 sites done, 0 in flight" in lines[-1]
+    assert served >= 12  # each site's pages were asked for (sample 6; no-lastmod fetches fewer)
+    assert "3 of 3 sites done: " in out and f"; {served} pages fetched in all" in out
 
 
 def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest(db, capsys):
@@ -130,12 +166,14 @@ def test_cluster_runs_the_fleet_on_a_dask_scheduler(db, capsys):
                  "--sample", "4", "--cluster", cluster.scheduler_address]
             )  # fmt: skip
         out = capsys.readouterr().out
+        served = sum(_pages_served(s) for s in servers)
     finally:
         for server in servers:
             server.close()
     assert code == 0
     assert sorted(out.splitlines()[:2]) == sorted(f"{s.origin}: no-lastmod" for s in servers)
     assert "2 of 2 sites done: 2 no-lastmod; 0 failed" in out
+    assert served > 0 and f"; {served} pages fetched in all" in out  # counted on the cluster too
 
 
 def test_no_site_or_a_bad_crawl_list_line_is_a_usage_error(db, tmp_path, capsys):

@@ -181,3 +181,36 @@ def test_a_response_dropped_unclosed_still_ends_its_turn():
         gc.collect()
         assert table.ask("127.0.9.5", "b", 300) == 0
         client.close()
+
+
+def test_the_table_counts_the_pages_a_site_answered():
+    table = HostTable(0.0)
+    table.ask("h", "a", 30)
+    table.done("h", "a", 200, page=True)
+    table.ask("h", "a", 30)
+    table.done("h", "a", 404, page=True)  # answered: a page fetched, whatever the status
+    table.ask("h", "a", 30)
+    table.done("h", "a", None, page=True)  # no answer at all: not fetched
+    table.ask("h", "a", 30)
+    table.done("h", "a", 200)  # a sitemap
+    assert table.pages_fetched() == 2
+
+
+def test_the_page_client_counts_pages_but_not_robots_txt():
+    table = HostTable(0.0)
+    with SiteServer(simulated("accurate-jsonld", 1), host="127.0.9.6") as server:
+        page = next(iter(server.site.pages))
+        gate = HostGate(table, "a", lease=30)
+        pages = GatedHttpClient(
+            HttpOptions(timeout=5), gate, TimeLimit.starting_now(60), pages=True
+        )
+        sitemaps = GatedHttpClient(HttpOptions(timeout=5), gate, TimeLimit.starting_now(60))
+        for client, path in ((pages, "/robots.txt"), (pages, page), (pages, "/missing"),
+                             (sitemaps, "/sitemap.xml")):  # fmt: skip
+            response = client.get(server.origin + path)
+            assert isinstance(response, Response)
+            response.close()
+        pages.close()
+        sitemaps.close()
+    assert server.requests == ["/robots.txt", page, "/missing", "/sitemap.xml"]
+    assert table.pages_fetched() == 2  # the page and the 404

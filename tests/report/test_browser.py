@@ -1,4 +1,6 @@
-"""A generated report opened in headless Chromium: it renders, every image loads, no errors.
+"""Generated reports opened in headless Chromium: a site's report renders, every image
+loads, no errors; the fleet index of thousands of sites counts, filters, sorts and searches,
+and still shows every site with scripts off.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them when
 missing); the test says why it skips when they are not there.
@@ -11,7 +13,8 @@ import shutil
 import pytest
 
 from auditor.history import History
-from auditor.report import write_report
+from auditor.report import site_slug, write_fleet_index, write_report
+from tests.report.fleet_history import HOSTILE, site_name, write_fleet_history
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -29,8 +32,12 @@ FLAGS = (
 )
 
 
-@pytest.fixture
-def browser(tmp_path):
+#: Sites in the generated fleet index (thousands, as a fleet's crawl list).
+FLEET_SITES = 2_000
+
+
+def _chromium(profile, *, scripts=True):
+    """A headless Chromium, skipping (and saying why) when it is not installed."""
     if not CHROMIUM or not CHROMEDRIVER:
         pytest.skip(
             "headless Chromium not available: install Debian's chromium and chromium-driver "
@@ -39,12 +46,22 @@ def browser(tmp_path):
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (the test extra)")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={tmp_path / 'profile'}"):
+    for flag in (*FLAGS, f"--user-data-dir={profile}"):
         options.add_argument(flag)
+    if not scripts:
+        options.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
     driver = webdriver.Chrome(service=service, options=options)
     driver.set_window_size(1200, 1600)
+    return driver
+
+
+@pytest.fixture
+def browser(tmp_path):
+    driver = _chromium(tmp_path / "profile")
     yield driver
     driver.quit()
 
@@ -74,3 +91,122 @@ def test_report_renders_in_headless_chromium(audited, browser, tmp_path):
     browser.get((path.parent.parent / "index.html").as_uri())
     browser.find_element(By.LINK_TEXT, origin).click()
     assert browser.title == f"auditor report: {origin}"
+
+
+@pytest.fixture(scope="module")
+def fleet_index(tmp_path_factory):
+    """(index path, latest verdicts counted) of thousands of sites in a real history."""
+    folder = tmp_path_factory.mktemp("fleet")
+    counted = write_fleet_history(folder / "history.sqlite3", FLEET_SITES)
+    with History.open(folder / "history.sqlite3") as history:
+        slugs = {s.origin: site_slug(s.origin) for s in history.sites()}
+        return write_fleet_index(history, folder, slugs), counted
+
+
+#: What the page shows: the verdict counts, the rows not hidden, the "shown" line.
+_SHOWN = """
+const rows = Array.from(document.querySelectorAll('#fleet tbody tr')).filter((r) => !r.hidden);
+return {
+  counts: Array.from(document.querySelectorAll('#counts button'),
+                     (b) => [b.dataset.verdict, b.querySelector('b').textContent]),
+  pressed: Array.from(document.querySelectorAll('#counts button[aria-pressed=true]'),
+                      (b) => b.dataset.verdict),
+  sites: rows.map((r) => r.dataset.site),
+  verdicts: rows.map((r) => r.dataset.verdict),
+  trends: rows.map((r) => r.dataset.trend),
+  shown: document.getElementById('shown').textContent,
+};
+"""
+
+
+def test_fleet_index_of_thousands_filters_sorts_and_searches(fleet_index, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    path, counted = fleet_index
+    browser.get(path.as_uri())
+    everyone = f"{FLEET_SITES:,} of {FLEET_SITES:,} sites shown"
+
+    page = browser.execute_script(_SHOWN)
+    assert dict(page["counts"]) == {
+        **{v: f"{n:,}" for v, n in counted.items()},
+        "": f"{FLEET_SITES:,}",
+    }
+    assert len(page["sites"]) == FLEET_SITES and page["shown"] == everyone
+
+    # a count at the top filters by its verdict
+    browser.find_element(By.CSS_SELECTOR, '#counts button[data-verdict="partial"]').click()
+    page = browser.execute_script(_SHOWN)
+    assert set(page["verdicts"]) == {"partial"} and len(page["sites"]) == counted["partial"]
+    assert page["shown"] == f"{counted['partial']:,} of {FLEET_SITES:,} sites shown"
+    assert page["pressed"] == ["partial"]
+    verdict = Select(browser.find_element(By.NAME, "verdict"))
+    assert verdict.first_selected_option.text == "partial"
+    assert set(page["trends"]) == {"improving", "degrading"}
+
+    # and by trend, on top of the verdict
+    Select(browser.find_element(By.NAME, "trend")).select_by_visible_text("improving")
+    page = browser.execute_script(_SHOWN)
+    assert page["sites"] and set(page["trends"]) == {"improving"}
+    assert set(page["verdicts"]) == {"partial"} and len(page["sites"]) < counted["partial"]
+    Select(browser.find_element(By.NAME, "trend")).select_by_visible_text("all")
+    browser.find_element(By.CSS_SELECTOR, '#counts button[data-verdict=""]').click()
+    assert browser.execute_script(_SHOWN)["shown"] == everyone
+
+    # sort by site: ascending, then descending (worst verdicts came first)
+    before = browser.execute_script(_SHOWN)["sites"]
+    assert before != sorted(before)
+    browser.find_element(By.CSS_SELECTOR, 'button[data-sort="site"]').click()
+    sites = browser.execute_script(_SHOWN)["sites"]
+    assert sites == sorted(sites) and len(sites) == FLEET_SITES
+    header = browser.find_element(By.CSS_SELECTOR, 'button[data-sort="site"]')
+    assert header.find_element(By.XPATH, "..").get_attribute("aria-sort") == "ascending"
+    header.click()
+    assert browser.execute_script(_SHOWN)["sites"] == sorted(sites, reverse=True)
+    browser.find_element(By.CSS_SELECTOR, 'button[data-sort="runs"]').click()
+    runs = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#fleet tbody tr'),"
+        " (r) => +r.cells[4].textContent)"
+    )
+    assert runs == sorted(runs) and runs[0] == 1 and runs[-1] == 3
+
+    # search narrows as one types, to the one matching site
+    search = browser.find_element(By.NAME, "q")
+    search.send_keys("site0004")
+    page = browser.execute_script(_SHOWN)
+    assert sorted(page["sites"]) == [site_name(n) for n in range(40, 50)]
+    search.send_keys("2")
+    page = browser.execute_script(_SHOWN)
+    assert page["sites"] == [site_name(42)] and page["shown"] == f"1 of {FLEET_SITES:,} sites shown"
+    row = browser.find_element(By.CSS_SELECTOR, "#fleet tbody tr:not([hidden])")
+    assert row.find_element(By.TAG_NAME, "a").text == site_name(42)
+
+    # markup in a site is text: found by search, shown as typed, never run
+    search.clear()
+    search.send_keys("<script>")
+    page = browser.execute_script(_SHOWN)
+    assert page["sites"] == [HOSTILE]
+    link = browser.find_element(By.CSS_SELECTOR, "#fleet tbody tr:not([hidden]) a")
+    assert link.text == HOSTILE
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 1
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_fleet_index_shows_every_site_with_scripts_off(fleet_index, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    path, counted = fleet_index
+    driver = _chromium(tmp_path / "profile", scripts=False)
+    try:
+        driver.get(path.as_uri())
+        rows = driver.find_elements(By.CSS_SELECTOR, "#fleet tbody tr")
+        counts = driver.find_element(By.ID, "counts").text
+        filters = driver.find_element(By.ID, "filters").is_displayed()
+        first, last = rows[0].text, rows[-1].text
+    finally:
+        driver.quit()
+    assert len(rows) == FLEET_SITES
+    assert f"untrusted {counted['untrusted']:,}" in counts and f"all {FLEET_SITES:,}" in counts
+    assert not filters  # the controls need the script; the table does not
+    assert "untrusted" in first or "no-lastmod" in first  # worst first
+    assert "trusted" in last
