@@ -13,6 +13,7 @@ import pytest
 import auditor
 from auditor.cli import build_parser, main
 from auditor.models import PROBLEM_CODES
+from tests.loopback import FIXTURES, LoopbackServer
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -76,18 +77,48 @@ def test_all_lists_exactly_the_public_names():
     assert set(auditor.__all__) - {"__version__"} == public
 
 
+#: What `auditor walk` must never load: the data stack and the page and report readers.
+HEAVY = ("numpy", "pandas", "lxml", "matplotlib", "extruct", "jinja2")
+
+
 def test_the_walk_command_loads_no_heavy_library():
-    """`auditor walk` starts fast and small: pandas, lxml and matplotlib stay unloaded."""
-    code = (
-        "import sys, auditor.cli; "
-        "print(sorted(m for m in ('pandas', 'lxml', 'matplotlib', 'extruct', 'jinja2') "
-        "if m in sys.modules))"
-    )
+    """`auditor walk` starts fast and small: numpy, pandas, lxml, matplotlib stay unloaded."""
+    code = f"import sys, auditor.cli; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     loaded = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=ROOT,
     ).stdout.strip()
     assert loaded == "[]"
+
+
+def _imported_by(*args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The modules ``python -m auditor ARGS`` imports (``-X importtime``), and the run."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "auditor", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    lines = (line for line in run.stderr.splitlines() if line.startswith("import time:"))
+    names = {line.rsplit("|", 1)[1].strip() for line in lines}
+    return names - {"imported package"}, run
+
+
+def test_walk_help_loads_no_heavy_library():
+    names, run = _imported_by("walk", "--help")
+    assert run.returncode == 0, run.stderr
+    assert "auditor.cli" in names  # the import log was read
+    assert sorted(names.intersection(HEAVY)) == []
+
+
+def test_a_real_walk_loads_no_heavy_library():
+    with LoopbackServer(FIXTURES / "sites" / "basic") as server:
+        names, run = _imported_by("walk", server.origin, "--format", "jsonl")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("\n") > 5  # URLs were walked
+    assert "auditor.walker.walk" in names
+    assert sorted(names.intersection(HEAVY)) == []
