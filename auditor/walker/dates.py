@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
-__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "w3c_text"]
+__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "utc_iso", "w3c_text"]
 
 
 class ParsedDate(NamedTuple):
@@ -212,6 +212,23 @@ def w3c_text(text: str) -> tuple[str, str] | None:
             return None  # before year 1 or after 9999 in UTC
         minutes %= 1440
     return f"{day}T{_HHMM[minutes]}{rest}+00:00", precision
+
+
+def utc_iso(value: datetime, raw: str | None = None) -> str:
+    """``value.isoformat()``, taken straight from the raw text when that already is it.
+
+    A UTC stamp written with seconds (``...:05Z``, ``...:05+00:00``) or a date
+    (``2026-10-01``) needs only a suffix; anything else is formatted.
+    """
+    if raw is not None and len(raw) in (10, 20, 25) and (len(raw) == 10 or raw[10] == "T"):
+        size = len(raw)
+        if size == 25 and raw.endswith("+00:00"):
+            return raw
+        if size == 20 and raw[19] == "Z":
+            return raw[:19] + "+00:00"
+        if size == 10:
+            return raw + "T00:00:00+00:00"
+    return value.isoformat()
 
 
 def _w3c_text_other(text: str) -> tuple[str, str] | None:
