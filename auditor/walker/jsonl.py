@@ -26,10 +26,11 @@ from operator import add, itemgetter
 from typing import TYPE_CHECKING, TextIO
 
 from auditor.models import SitemapEntry
+from auditor.walker import pages as _pages  # DATE_CACHE_SIZE read when used (tests shrink it)
 from auditor.walker.dates import parse_rfc822, parse_w3c, utc_iso, w3c_text
 from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
-from auditor.walker.pages import DATE_CACHE_SIZE, Pages, Tally
+from auditor.walker.pages import Pages, Tally
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -162,7 +163,7 @@ def _forget_most(
 ) -> None:
     """Empty a full cache of lastmod parts, but for the dates (short texts), which repeat."""
     parts.clear()
-    if len(dates) <= DATE_CACHE_SIZE // 4:
+    if len(dates) <= _pages.DATE_CACHE_SIZE // 4:
         parts.update(dates)
     else:
         dates.clear()
@@ -255,7 +256,7 @@ class JsonlLines:
         distinct = set(raws)
         missing = distinct.difference(parts)
         if missing:
-            if len(parts) + len(missing) > DATE_CACHE_SIZE:
+            if len(parts) + len(missing) > _pages.DATE_CACHE_SIZE:
                 _forget_most(parts, invalid, dates)
                 missing = distinct.difference(parts)
             for raw in missing:
@@ -290,11 +291,11 @@ class JsonlLines:
             text = w3c_text(raw) if kind != "rss" else _rss_text(raw)
             if text is not None:
                 part = jsonl_lastmod_part(text[0], text[1], raw)
-                if len(parts) >= DATE_CACHE_SIZE:
+                if len(parts) >= _pages.DATE_CACHE_SIZE:
                     parts.clear()
                 parts[raw] = part
                 return part
-            if len(invalid) >= DATE_CACHE_SIZE:
+            if len(invalid) >= _pages.DATE_CACHE_SIZE:
                 invalid.clear()
             invalid.add(raw)
         tally.invalid += 1
