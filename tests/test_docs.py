@@ -122,3 +122,31 @@ def test_a_real_walk_loads_no_heavy_library():
     assert run.stdout.count("\n") > 5  # URLs were walked
     assert "auditor.walker.walk" in names
     assert sorted(names.intersection(HEAVY)) == []
+
+
+#: What `auditor walk` does not need: the audit, history and fleet command lines.
+AUDIT_MACHINERY = ("auditor.cli_audit", "auditor.cli_db", "auditor.cli_fleet", "auditor.history")
+
+
+def test_walk_help_starts_without_the_audit_machinery():
+    names, run = _imported_by("walk", "--help")
+    assert run.returncode == 0, run.stderr
+    assert sorted(names.intersection(AUDIT_MACHINERY)) == []
+
+
+def test_walk_help_is_the_same_from_the_walk_alone(capsys):
+    """`auditor walk` builds only its own parser: its help and errors are the full parser's."""
+    outputs = []
+    for argv in (["walk", "--help"], ["walk", "--format", "xml", "x"], ["walk"]):
+        for parser in (build_parser(), build_parser("walk")):
+            with pytest.raises(SystemExit) as exit_:
+                parser.parse_args(argv)
+            outputs.append((exit_.value.code, capsys.readouterr()))
+    assert outputs[0::2] == outputs[1::2]
+    assert "usage: auditor walk" in outputs[0][1].out
+
+
+def test_the_walk_parser_alone_reads_the_same_options():
+    argv = ["walk", "https://example.com", "--format", "csv", "--max-files", "7", "-v"]
+    full, alone = build_parser().parse_args(argv), build_parser("walk").parse_args(argv)
+    assert vars(alone) == vars(full)
