@@ -196,9 +196,10 @@ class FastUrlset:
         if len(self.buf) > 8:
             self._bound(self.buf)
 
-    def _skip(self, text: str, start: int, stop: int) -> None:
-        """Records read by pattern: expat sees whitespace in their place."""
-        blank = _blank(text, start, stop).encode("ascii")
+    def _skip(self, text: str, start: int, stop: int, cr: bool) -> None:
+        """Records read by pattern: expat sees whitespace in their place (``cr``: the
+        text may hold a CR)."""
+        blank = _blank(text, start, stop, cr).encode("ascii")
         self.parser.Parse(blank, False)
         self._fed += len(blank)
         if len(self.buf) > 8:
@@ -284,7 +285,7 @@ class FastUrlset:
                     break
                 found, stop = self._plain(text, start, cut, odd)
                 if stop > start:
-                    self._skip(text, start, stop)
+                    self._skip(text, start, stop, bool(odd & _CR))
                     out.extend(found)
                 if stop == cut:
                     start = cut
@@ -338,10 +339,14 @@ def _byte_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def _blank(text: str, start: int, stop: int) -> str:
+def _blank(text: str, start: int, stop: int, cr: bool = True) -> str:
     """Whitespace that expat counts as ``text[start:stop]``: the same line breaks, the
-    same last column (expat counts CR LF, CR and LF as one break each)."""
-    lf, cr = text.count("\n", start, stop), text.count("\r", start, stop)
-    breaks = lf + cr - text.count("\r\n", start, stop) if cr else lf
+    same last column (expat counts CR LF, CR and LF as one break each). ``cr`` False
+    says the text holds no CR (one pass over it, not two)."""
+    lf = text.count("\n", start, stop)
+    if not cr:
+        return "\n" * lf + " " * (stop - 1 - max(text.rfind("\n", start, stop), start - 1))
+    crs = text.count("\r", start, stop)
+    breaks = lf + crs - text.count("\r\n", start, stop) if crs else lf
     last = max(text.rfind("\n", start, stop), text.rfind("\r", start, stop), start - 1)
     return "\n" * breaks + " " * (stop - 1 - last)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.walker import Walk, formats, pages
+from auditor.walker import Walk, fastxml, formats, pages
 from auditor.walker.fastxml import FastUrlset
 from auditor.walker.formats import SitemapReader
 from auditor.walker.output import write_jsonl, write_walk_jsonl
@@ -265,6 +265,17 @@ _CHILDREN = [
     "<loc/>",
     "junk",
 ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \t\n\r", max_size=40), st.data())
+def test_the_blank_of_a_run_without_cr_is_found_in_one_pass(text, data):
+    """``_blank(..., cr=False)`` (the chunk holds no CR) is the full count's blank."""
+    start = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(start, len(text)))
+    if "\r" in text[start:stop]:
+        return
+    assert fastxml._blank(text, start, stop, False) == fastxml._blank(text, start, stop, True)
 
 
 @st.composite
