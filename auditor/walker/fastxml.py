@@ -58,6 +58,7 @@ _NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")
 _AMP, _RSQB, _CR, _QUOTE = 1, 2, 4, 8
 _FAST, _EXACT, _STUCK = 0, 1, 2
 _BAD_AMP = re.compile(r"&(?!amp;)")
+_AMP_STEPS = 32  # ampersands looked at one by one before the pattern takes over
 _END = "</url>"
 _CARRY_MAX = 131_072  # an unfinished record longer than this: the exact reader
 _MAX_DETOURS = 64  # records handed to expat before the fast path gives up on a file
@@ -238,9 +239,9 @@ class FastUrlset:
         if odd & _AMP:
             amp = text.find("&", start, stop)
             if amp >= 0:
-                bad = _BAD_AMP.search(text, amp, stop)
-                if bad is not None:
-                    stop = bad.start()
+                bad = _bad_amp(text, amp, stop)
+                if bad >= 0:
+                    stop = bad
         cr = bool(odd & _CR) and text.find("\r", start, stop) >= 0
         if cr is not self._cr:
             self._cr = cr
@@ -328,6 +329,21 @@ def _rare(data: bytes) -> int:
         | (_CR if b"\r" in odd else 0)
         | (_QUOTE if b'"' in odd or b"\\" in odd else 0)
     )
+
+
+def _bad_amp(text: str, at: int, stop: int) -> int:
+    """Where the first ``&`` that does not start ``&amp;`` lies in ``text[at:stop]``
+    (``text[at]`` is an ``&``), or -1: ``_BAD_AMP.search`` with a ``memchr`` per ``&``
+    for the first few, which is all a sitemap usually holds; the pattern for the rest."""
+    find, starts = text.find, text.startswith
+    for _ in range(_AMP_STEPS):
+        if not starts("&amp;", at, stop):
+            return at
+        at = find("&", at + 5, stop)
+        if at < 0:
+            return -1
+    bad = _BAD_AMP.search(text, at, stop)
+    return -1 if bad is None else bad.start()
 
 
 def _unescape(record: tuple[str, str, str]) -> tuple[str, str, str]:

@@ -67,6 +67,7 @@ def jsonl_lastmod_part(iso: str | None, precision: str | None, raw: str | None) 
 
 
 _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
+_QUOTED_NO_LASTMOD = '"' + _NO_LASTMOD
 
 
 def jsonl_sitemap_end(sitemap: str, news: datetime | None = None) -> str:
@@ -246,7 +247,7 @@ class JsonlLines:
         """The lines of a batch of new, acceptable locs without news dates: built whole.
 
         No Python step per URL: each distinct new lastmod text is turned into its
-        part of the line once (:meth:`_quoted_part`), then the lines are joined in C.
+        part of the line once, then the lines are joined in C.
         """
         raws = list(map(_second, batch))
         rss = kind == "rss"
@@ -259,8 +260,16 @@ class JsonlLines:
             if len(parts) + len(missing) > _pages.DATE_CACHE_SIZE:
                 _forget_most(parts, invalid, dates)
                 missing = distinct.difference(parts)
-            for raw in missing:
-                part = parts[raw] = self._quoted_part(raw, kind, invalid)
+            text_of = _rss_text if rss else w3c_text
+            for raw in missing:  # the loc's closing quote, then the lastmod's keys
+                if not raw:
+                    part = _QUOTED_NO_LASTMOD
+                elif (text := text_of(raw)) is None:
+                    invalid.add(raw)
+                    part = '"' + jsonl_lastmod_part(None, None, raw)
+                else:
+                    part = f'", "lastmod": "{text[0]}"{PRECISION_PART[text[1]]}{_quote(raw)}'
+                parts[raw] = part
                 if raw is None or len(raw) <= 10:
                     dates[raw] = part
         if not invalid.isdisjoint(distinct):
@@ -273,16 +282,6 @@ class JsonlLines:
             return ['{"loc": "' + f'{end}{{"loc": "'.join(map(add, locs, quoted)) + end]
         pairs = zip(map(_quote, locs), quoted, strict=True)
         return [f'{{"loc": {q}{part[1:]}{end}' for q, part in pairs]
-
-    def _quoted_part(self, raw: str, kind: str | None, invalid: set[str]) -> str:
-        """``"`` and a lastmod's JSONL keys (the loc's closing quote comes first)."""
-        if not raw:
-            return '"' + _NO_LASTMOD
-        text = w3c_text(raw) if kind != "rss" else _rss_text(raw)
-        if text is None:
-            invalid.add(raw)
-            return '"' + jsonl_lastmod_part(None, None, raw)
-        return f'", "lastmod": "{text[0]}"{PRECISION_PART[text[1]]}{_quote(raw)}'
 
     def _lastmod_part(self, raw: str, kind: str | None, tally: Tally, parts: dict[str, str]) -> str:
         """A lastmod's JSONL keys on a cache miss, remembered (bounded); an invalid one counted."""

@@ -267,6 +267,23 @@ _CHILDREN = [
 ]
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    st.integers(0, 2 * fastxml._AMP_STEPS),
+    st.lists(st.sampled_from(["&amp;"] * 6 + ["&", "&am", "x", "p;"]), max_size=60).map("".join),
+    st.data(),
+)
+def test_the_first_bad_ampersand_is_the_pattern_s(good, rest, data):
+    """``_bad_amp`` finds what ``_BAD_AMP.search`` finds, however many ``&amp;`` come first."""
+    text = "x" + "&amp;" * good + rest
+    stop = data.draw(st.integers(0, len(text)))
+    at = text.find("&", 0, stop)
+    if at < 0:
+        return
+    found = fastxml._BAD_AMP.search(text, at, stop)
+    assert fastxml._bad_amp(text, at, stop) == (-1 if found is None else found.start())
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab \t\n\r", max_size=40), st.data())
 def test_the_blank_of_a_run_without_cr_is_found_in_one_pass(text, data):
