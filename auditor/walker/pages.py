@@ -111,9 +111,7 @@ class Pages:
         of all when true of the least and the greatest), none repeats within the
         batch and none was seen before. Otherwise nothing is marked: False.
         """
-        if not fast or not locs:
-            return False
-        if None in locs:  # a record without a loc
+        if not fast or not locs or not all(locs):  # a record without a loc (None or "")
             return False
         present = cast("list[str]", locs)
         least, greatest = min(present), max(present)
