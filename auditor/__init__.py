@@ -38,7 +38,8 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 if typing.TYPE_CHECKING:
     from auditor.audit import AuditOptions, audit_site
-    from auditor.dispersion import DispersionReport, Flag, analyse
+    from auditor.dispersion import DispersionReport, Flag
+    from auditor.dispersion.analyse import analyse  # not the submodule `analyse` (mypy)
     from auditor.evidence import (
         Comparison,
         DatedValue,

@@ -1,7 +1,8 @@
 """The command line: the only place that reads argv, prints and exits.
 
 Each command imports what it needs when it runs: ``auditor walk`` never loads
-pandas, lxml or matplotlib.
+numpy, pandas, lxml or matplotlib, and builds only its own parser (the audit,
+history and fleet command lines are not even imported).
 
 Exit codes (contract): 0 the command did its job, 1 it could not (e.g. no
 sitemap readable at all), 2 usage error.
@@ -27,8 +28,6 @@ from auditor.cli_args import (
     add_max_files,
     progress_for,
 )
-from auditor.cli_audit import add_audit_commands
-from auditor.cli_db import add_db_commands
 from auditor.errors import AuditorError, UsageError
 from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
 from auditor.logs import level_for, logging_to
@@ -37,8 +36,12 @@ from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_walk_jsonl
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, or of ``only`` (``"walk"``) alone.
+
+    ``auditor walk`` parses with the walk's parser alone: the same help, options and
+    errors, without importing the other commands' modules.
+    """
     parser = argparse.ArgumentParser(
         prog="auditor",
         description="Tell whether a website's sitemap <lastmod> can be trusted for crawl "
@@ -46,7 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"auditor {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_walk(commands)
+    if only != "walk":
+        from auditor.cli_audit import add_audit_commands
+        from auditor.cli_db import add_db_commands
 
+        _add_inspect(commands)
+        _add_page_command(commands)
+        add_audit_commands(commands)
+        add_db_commands(commands)
+    add_log_options(commands)
+    return parser
+
+
+def _add_walk(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     walk = commands.add_parser(
         "walk",
         help="list every URL of a site's sitemaps with its lastmod",
@@ -62,12 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_max_files(walk)
     add_http_options(walk)
     walk.set_defaults(handler=_cmd_walk)
-    _add_inspect(commands)
-    _add_page_command(commands)
-    add_audit_commands(commands)
-    add_db_commands(commands)
-    add_log_options(commands)
-    return parser
 
 
 def _add_inspect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -205,8 +215,9 @@ def _cmd_page(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``auditor`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser("walk" if words[:1] == ["walk"] else None)
+    args = parser.parse_args(words)
     try:
         with logging_to(sys.stderr, level_for(args.verbose, args.quiet)):
             return int(args.handler(args))

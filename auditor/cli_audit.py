@@ -29,7 +29,7 @@ from auditor.cli_fleet import add_fleet_options, is_fleet, run_fleet, sites_of
 from auditor.history.db import default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
-from auditor.sampler.choose import DEFAULT_SAMPLE
+from auditor.sampler.defaults import DEFAULT_SAMPLE
 from auditor.sampler.pacing import DEFAULT_DELAY
 from auditor.walker import WalkOptions
 

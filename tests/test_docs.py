@@ -13,6 +13,7 @@ import pytest
 import auditor
 from auditor.cli import build_parser, main
 from auditor.models import PROBLEM_CODES
+from tests.loopback import FIXTURES, LoopbackServer
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -76,18 +77,76 @@ def test_all_lists_exactly_the_public_names():
     assert set(auditor.__all__) - {"__version__"} == public
 
 
+#: What `auditor walk` must never load: the data stack and the page and report readers.
+HEAVY = ("numpy", "pandas", "lxml", "matplotlib", "extruct", "jinja2")
+
+
 def test_the_walk_command_loads_no_heavy_library():
-    """`auditor walk` starts fast and small: pandas, lxml and matplotlib stay unloaded."""
-    code = (
-        "import sys, auditor.cli; "
-        "print(sorted(m for m in ('pandas', 'lxml', 'matplotlib', 'extruct', 'jinja2') "
-        "if m in sys.modules))"
-    )
+    """`auditor walk` starts fast and small: numpy, pandas, lxml, matplotlib stay unloaded."""
+    code = f"import sys, auditor.cli; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     loaded = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=ROOT,
     ).stdout.strip()
     assert loaded == "[]"
+
+
+def _imported_by(*args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The modules ``python -m auditor ARGS`` imports (``-X importtime``), and the run."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "auditor", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    lines = (line for line in run.stderr.splitlines() if line.startswith("import time:"))
+    names = {line.rsplit("|", 1)[1].strip() for line in lines}
+    return names - {"imported package"}, run
+
+
+def test_walk_help_loads_no_heavy_library():
+    names, run = _imported_by("walk", "--help")
+    assert run.returncode == 0, run.stderr
+    assert "auditor.cli" in names  # the import log was read
+    assert sorted(names.intersection(HEAVY)) == []
+
+
+def test_a_real_walk_loads_no_heavy_library():
+    with LoopbackServer(FIXTURES / "sites" / "basic") as server:
+        names, run = _imported_by("walk", server.origin, "--format", "jsonl")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("\n") > 5  # URLs were walked
+    assert "auditor.walker.walk" in names
+    assert sorted(names.intersection(HEAVY)) == []
+
+
+#: What `auditor walk` does not need: the audit, history and fleet command lines.
+AUDIT_MACHINERY = ("auditor.cli_audit", "auditor.cli_db", "auditor.cli_fleet", "auditor.history")
+
+
+def test_walk_help_starts_without_the_audit_machinery():
+    names, run = _imported_by("walk", "--help")
+    assert run.returncode == 0, run.stderr
+    assert sorted(names.intersection(AUDIT_MACHINERY)) == []
+
+
+def test_walk_help_is_the_same_from_the_walk_alone(capsys):
+    """`auditor walk` builds only its own parser: its help and errors are the full parser's."""
+    outputs = []
+    for argv in (["walk", "--help"], ["walk", "--format", "xml", "x"], ["walk"]):
+        for parser in (build_parser(), build_parser("walk")):
+            with pytest.raises(SystemExit) as exit_:
+                parser.parse_args(argv)
+            outputs.append((exit_.value.code, capsys.readouterr()))
+    assert outputs[0::2] == outputs[1::2]
+    assert "usage: auditor walk" in outputs[0][1].out
+
+
+def test_the_walk_parser_alone_reads_the_same_options():
+    argv = ["walk", "https://example.com", "--format", "csv", "--max-files", "7", "-v"]
+    full, alone = build_parser().parse_args(argv), build_parser("walk").parse_args(argv)
+    assert vars(alone) == vars(full)

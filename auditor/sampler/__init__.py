@@ -12,7 +12,8 @@ import typing
 import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
-    from auditor.sampler.choose import DEFAULT_SAMPLE, SampledPage, choose_sample
+    from auditor.sampler.choose import SampledPage, choose_sample
+    from auditor.sampler.defaults import DEFAULT_SAMPLE
     from auditor.sampler.fetch import (
         PAGE_MAX_BYTES,
         FetchedPage,
@@ -25,7 +26,7 @@ if typing.TYPE_CHECKING:
     from auditor.sampler.run import SampleOptions, SampleRun, sample_site
 
 _EXPORTS = {
-    "DEFAULT_SAMPLE": "auditor.sampler.choose",
+    "DEFAULT_SAMPLE": "auditor.sampler.defaults",
     "SampledPage": "auditor.sampler.choose",
     "choose_sample": "auditor.sampler.choose",
     "PAGE_MAX_BYTES": "auditor.sampler.fetch",

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from auditor.sampler.defaults import DEFAULT_SAMPLE
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -33,13 +35,6 @@ __all__ = [
     "choose_sample",
 ]
 
-#: Pages fetched per run by default. The scorer trusts agreement when the Wilson 95%
-#: lower bound reaches 0.8: that takes 16 agreeing comparisons with none against, or
-#: 25 with one against (24/25 gives 0.805). Real pages carry a credible dateModified
-#: perhaps half the time and some fetches fail or are disallowed, so 50 pages give
-#: about 25 comparisons: enough to reach the bar in one run when lastmod is accurate,
-#: at 50 requests (under a minute at the default 1 s delay).
-DEFAULT_SAMPLE = 50
 #: Every sub-sitemap gets at least this many pages (budget allowing), however small.
 MIN_PER_SEGMENT = 2
 #: Of a sub-sitemap's dated picks, this share goes to its most recently modified pages

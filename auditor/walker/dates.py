@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
-__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "w3c_text"]
+__all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "utc_iso", "w3c_text"]
 
 
 class ParsedDate(NamedTuple):
@@ -39,24 +39,16 @@ _RFC822_ZONE = re.compile(r"\s(?:[+-]\d{4}|[A-Za-z]{1,5})\Z", re.ASCII)
 _new_tuple = tuple.__new__
 _fromisoformat = datetime.fromisoformat
 _UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
-# "hh" + a whole-hour offset -> the UTC hour, where the date stays the same.
-_UTC_HOURS = {
-    f"{hour:02d}{sign}{offset:02d}:00": f"{hour - shift:02d}"
-    for hour in range(24)
-    for offset in range(1, 24)
-    for sign, shift in (("+", offset), ("-", -offset))
-    if 0 <= hour - shift < 24
-}
+_TWO_DIGITS = [f"{n:02d}" for n in range(60)]  # "00".."59": the tables below join them
 # "hh:mm" -> minutes since midnight; minutes -> "hh:mm"; offsets -> minutes east of UTC.
-_HHMM = [f"{m // 60:02d}:{m % 60:02d}" for m in range(1440)]
+_HHMM = [hh + ":" + mm for hh in _TWO_DIGITS[:24] for mm in _TWO_DIGITS]
 _CLOCK = {text: minutes for minutes, text in enumerate(_HHMM)}
 _ZONES = {
-    f"{sign}{h:02d}:{m:02d}": (-1 if sign == "-" else 1) * (60 * h + m)
-    for sign in "+-"
-    for h in range(24)
-    for m in range(60)
+    sign + text: east * minutes
+    for sign, east in (("+", 1), ("-", -1))
+    for minutes, text in enumerate(_HHMM)
 }
-_SIXTY = frozenset(f"{s:02d}" for s in range(60))
+_SIXTY = frozenset(_TWO_DIGITS)
 #: Dates seen (``YYYY-MM-DD`` -> itself, or "" when not a date): each is checked once.
 _DAYS: dict[str, str] = {}
 _DAYS_MAX = 65_536
@@ -212,6 +204,23 @@ def w3c_text(text: str) -> tuple[str, str] | None:
             return None  # before year 1 or after 9999 in UTC
         minutes %= 1440
     return f"{day}T{_HHMM[minutes]}{rest}+00:00", precision
+
+
+def utc_iso(value: datetime, raw: str | None = None) -> str:
+    """``value.isoformat()``, taken straight from the raw text when that already is it.
+
+    A UTC stamp written with seconds (``...:05Z``, ``...:05+00:00``) or a date
+    (``2026-10-01``) needs only a suffix; anything else is formatted.
+    """
+    if raw is not None and len(raw) in (10, 20, 25) and (len(raw) == 10 or raw[10] == "T"):
+        size = len(raw)
+        if size == 25 and raw.endswith("+00:00"):
+            return raw
+        if size == 20 and raw[19] == "Z":
+            return raw[:19] + "+00:00"
+        if size == 10:
+            return raw + "T00:00:00+00:00"
+    return value.isoformat()
 
 
 def _w3c_text_other(text: str) -> tuple[str, str] | None:

@@ -52,12 +52,15 @@ _VIDEO_FIELDS = (
 # Bytes that need no second look; the rare ones are flagged; any other is a character
 # XML 1.0 forbids: a C0 control other than tab, LF and CR, or U+FFFE/U+FFFF in UTF-8.
 _RARE_BYTES = b'&]\r"\\'
-_PLAIN_BYTES = bytes(b for b in range(0x20, 0x80) if b not in _RARE_BYTES) + b"\t\n"
+# LF is kept by the first pass too: the newlines of a chunk are counted on what it leaves.
+_PLAIN_BYTES = bytes(b for b in range(0x20, 0x80) if b not in _RARE_BYTES) + b"\t"
 _HIGH_BYTES = bytes(range(0x80, 0x100))
+_RARE_OR_LF = _RARE_BYTES + b"\n"
 _NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")
 _AMP, _RSQB, _CR, _QUOTE = 1, 2, 4, 8
 _FAST, _EXACT, _STUCK = 0, 1, 2
 _BAD_AMP = re.compile(r"&(?!amp;)")
+_AMP_STEPS = 32  # ampersands looked at one by one before the pattern takes over
 _END = "</url>"
 _CARRY_MAX = 131_072  # an unfinished record longer than this: the exact reader
 _MAX_DETOURS = 64  # records handed to expat before the fast path gives up on a file
@@ -196,9 +199,10 @@ class FastUrlset:
         if len(self.buf) > 8:
             self._bound(self.buf)
 
-    def _skip(self, text: str, start: int, stop: int) -> None:
-        """Records read by pattern: expat sees whitespace in their place."""
-        blank = _blank(text, start, stop).encode("ascii")
+    def _skip(self, text: str, start: int, stop: int, lf: int, cr: bool) -> None:
+        """Records read by pattern: expat sees whitespace in their place (``lf``: the LFs
+        of ``text[start:stop]``; ``cr``: it may hold a CR)."""
+        blank = _blank(text, start, stop, lf, cr).encode("ascii")
         self.parser.Parse(blank, False)
         self._fed += len(blank)
         if len(self.buf) > 8:
@@ -237,9 +241,9 @@ class FastUrlset:
         if odd & _AMP:
             amp = text.find("&", start, stop)
             if amp >= 0:
-                bad = _BAD_AMP.search(text, amp, stop)
-                if bad is not None:
-                    stop = bad.start()
+                bad = _bad_amp(text, amp, stop)
+                if bad >= 0:
+                    stop = bad
         cr = bool(odd & _CR) and text.find("\r", start, stop) >= 0
         if cr is not self._cr:
             self._cr = cr
@@ -261,6 +265,7 @@ class FastUrlset:
         pending = b""  # the start of a character cut by the chunk's end
         text = ""  # decoded, not yet given to expat
         carried = 0  # the rare characters text may hold
+        after = 0  # the LFs of text[start:]: counted once, by _rare, as the bytes arrive
         state = _EXACT
         for chunk in chunks:
             data = pending + chunk if pending else chunk
@@ -270,21 +275,25 @@ class FastUrlset:
                 if exc.end != len(data) or exc.reason != "unexpected end of data":
                     return self._hand_over(text, data, chunks)
                 decoded, pending = data[: exc.start].decode("utf-8"), data[exc.start :]
-            odd = _rare(data)
+            odd, lfs = _rare(data)
             if odd < 0:  # a character XML forbids: expat says where
                 return self._hand_over(text, data, chunks)
             text = text + decoded if text else decoded
             odd |= carried
+            after += lfs
             start = 0
             if state != _FAST:
                 state, start = self._to_boundary(text, 0)
+                after -= text.count("\n", 0, start)  # what expat read itself
             while state == _FAST:
                 cut = text.rfind(_END, start) + len(_END)
                 if cut <= start:
                     break
                 found, stop = self._plain(text, start, cut, odd)
                 if stop > start:
-                    self._skip(text, start, stop)
+                    rest = text.count("\n", stop)  # a record's end at most, mostly
+                    self._skip(text, start, stop, after - rest, bool(odd & _CR))
+                    after = rest
                     out.extend(found)
                 if stop == cut:
                     start = cut
@@ -292,8 +301,10 @@ class FastUrlset:
                 self.buf.clear()  # only whitespace since expat's last end tag
                 self._detours += 1
                 state, start = self._to_boundary(text, stop)
+                after -= text.count("\n", stop, start)
             text = text[start:]
             carried = odd if text else 0
+            after = after if text else 0
             if state == _STUCK or self._depth < 0 or self._detours > _MAX_DETOURS:
                 return self._hand_over(text, pending, chunks)
             if len(text) > _CARRY_MAX:
@@ -312,21 +323,42 @@ class FastUrlset:
         return itertools.chain((text.encode("utf-8") + data,), chunks)
 
 
-def _rare(data: bytes) -> int:
-    """Which rare characters ``data`` holds, as ``_AMP | _RSQB...`` bits; -1 when it holds
-    a character XML forbids (UTF-8 ``data``, already decoded without error)."""
+def _rare(data: bytes) -> tuple[int, int]:
+    """Which rare characters ``data`` holds, as ``_AMP | _RSQB...`` bits (-1 when it holds
+    a character XML forbids), and its LFs (UTF-8 ``data``, already decoded without error).
+
+    One pass over the bytes: what it leaves is short (the rare characters, the LFs and
+    any non-ASCII), and everything else is read from that.
+    """
     odd = data.translate(None, _PLAIN_BYTES)
-    if not odd:
-        return 0
-    other = odd.translate(None, _RARE_BYTES)
+    lfs = odd.count(b"\n")
+    if len(odd) == lfs:
+        return 0, lfs
+    other = odd.translate(None, _RARE_OR_LF)
     if other and (other.translate(None, _HIGH_BYTES) or any(n in data for n in _NONCHARACTERS)):
-        return -1
-    return (
+        return -1, lfs
+    bits = (
         (_AMP if b"&" in odd else 0)
         | (_RSQB if b"]" in odd else 0)
         | (_CR if b"\r" in odd else 0)
         | (_QUOTE if b'"' in odd or b"\\" in odd else 0)
     )
+    return bits, lfs
+
+
+def _bad_amp(text: str, at: int, stop: int) -> int:
+    """Where the first ``&`` that does not start ``&amp;`` lies in ``text[at:stop]``
+    (``text[at]`` is an ``&``), or -1: ``_BAD_AMP.search`` with a ``memchr`` per ``&``
+    for the first few, which is all a sitemap usually holds; the pattern for the rest."""
+    find, starts = text.find, text.startswith
+    for _ in range(_AMP_STEPS):
+        if not starts("&amp;", at, stop):
+            return at
+        at = find("&", at + 5, stop)
+        if at < 0:
+            return -1
+    bad = _BAD_AMP.search(text, at, stop)
+    return -1 if bad is None else bad.start()
 
 
 def _unescape(record: tuple[str, str, str]) -> tuple[str, str, str]:
@@ -338,10 +370,13 @@ def _byte_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def _blank(text: str, start: int, stop: int) -> str:
-    """Whitespace that expat counts as ``text[start:stop]``: the same line breaks, the
-    same last column (expat counts CR LF, CR and LF as one break each)."""
-    lf, cr = text.count("\n", start, stop), text.count("\r", start, stop)
-    breaks = lf + cr - text.count("\r\n", start, stop) if cr else lf
+def _blank(text: str, start: int, stop: int, lf: int, cr: bool = True) -> str:
+    """Whitespace that expat counts as ``text[start:stop]``, which holds ``lf`` LFs: the
+    same line breaks, the same last column (expat counts CR LF, CR and LF as one break
+    each). ``cr`` False says the text holds no CR (no pass over it at all)."""
+    if not cr:
+        return "\n" * lf + " " * (stop - 1 - max(text.rfind("\n", start, stop), start - 1))
+    crs = text.count("\r", start, stop)
+    breaks = lf + crs - text.count("\r\n", start, stop) if crs else lf
     last = max(text.rfind("\n", start, stop), text.rfind("\r", start, stop), start - 1)
     return "\n" * breaks + " " * (stop - 1 - last)

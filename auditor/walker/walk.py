@@ -142,13 +142,14 @@ class Walk:
         """
         yield from self._run(self._pages.entries)
 
-    def _jsonl_batches(self) -> Iterator[list[str]]:
-        """The walk as JSONL lines, each what ``write_jsonl`` writes for its entry.
+    def _made(self, maker: Callable[[Pages], PageMaker[T]]) -> Iterator[list[T]]:
+        """The walk, each batch of a file's records made into output by ``maker(pages)``.
 
-        Package-internal: the ``walk`` command's path (``write_walk_jsonl``),
-        which makes no SitemapEntry on the way. Iterate once, as ``batches``.
+        Package-internal: how another output of the walk (the JSONL lines of
+        :func:`~auditor.walker.jsonl.write_walk_jsonl`) shares its deduplication
+        and dates without the walk knowing it. Iterate once, as ``batches``.
         """
-        yield from self._run(self._pages.jsonl)
+        yield from self._run(maker(self._pages))
 
     def _run(self, make: PageMaker[T]) -> Iterator[list[T]]:
         if self._started:

@@ -22,7 +22,7 @@ URLSET = (
 )
 
 
-# -- formats.py: the first chunk decided too much -----------------------------------------------
+# -- sniff.py: the first chunk decided too much --------------------------------------------------
 
 
 @pytest.mark.parametrize("first", [1, 2])
@@ -60,7 +60,7 @@ def test_a_file_read_one_byte_at_a_time_reads_as_a_whole(data):
     )
 
 
-# -- formats.py: a file of nothing but blanks had no problem -----------------------------------
+# -- plaintext.py: a file of nothing but blanks had no problem ---------------------------------
 
 
 @pytest.mark.parametrize("data", [b"\x1f", b"\x0c\x0b", b"\x1c\n\x1d\n", "\u3000\n".encode()])
@@ -125,7 +125,7 @@ def test_a_node_about_another_page_is_still_read_when_nothing_else_dates_the_pag
     assert evidence.date_modified is not None and evidence.date_modified.source == "json-ld"
 
 
-# -- formats.py: a text sitemap whose lines end in a bare CR read as one URL ---------------------
+# -- plaintext.py: a text sitemap whose lines end in a bare CR read as one URL -------------------
 
 
 def test_a_text_sitemap_with_bare_cr_line_ends_has_one_url_a_line():

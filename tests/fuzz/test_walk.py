@@ -8,12 +8,13 @@ Properties:
   500, HTML, garbage, loops, cross-host children, redirects);
 - no file is read twice;
 - the ``walk`` command's fast JSONL path writes exactly what the entries say
-  (``Walk._jsonl_batches`` against ``jsonl_line`` of each entry).
+  (``write_walk_jsonl`` against ``jsonl_line`` of each entry).
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import itertools
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from hypothesis import strategies as st
 from auditor.http import HttpOptions
 from auditor.models import PROBLEM_CODES, SitemapEntry
 from auditor.walker import Walk, WalkOptions
-from auditor.walker.output import jsonl_line
+from auditor.walker.jsonl import jsonl_line, write_walk_jsonl
 from tests.fuzz.budget import fuzz
 from tests.fuzz.mutations import mutated
 from tests.fuzz.sitemaps import (
@@ -59,10 +60,10 @@ def walk_both_ways(target: str, **http: object) -> tuple[list[SitemapEntry], Wal
     walk = Walk(target, options)
     entries = list(walk)
     again = Walk(target, options)
-    # a batch of new URLs may come as one block of lines, joined in C
-    blocks = [block for batch in again._jsonl_batches() for block in batch]
-    lines = [line for block in blocks for line in block.splitlines(keepends=True)]
-    assert lines == [jsonl_line(e) for e in entries]
+    out = io.StringIO()
+    count = write_walk_jsonl(again, out)
+    assert out.getvalue() == "".join(jsonl_line(e) for e in entries)
+    assert count == len(entries)
     assert again.problems == walk.problems
     return entries, walk
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import random
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.walker import Walk, formats, pages
+from auditor.walker import Walk, fastxml, formats, pages
 from auditor.walker.fastxml import FastUrlset
 from auditor.walker.formats import SitemapReader
 from auditor.walker.output import write_jsonl, write_walk_jsonl
@@ -187,6 +189,45 @@ def test_every_odd_construct_amid_plain_records_reads_the_same_both_ways(nasty, 
     assert_same(amid_plain(nasty, separator, cut), 1, 5, 64, 65_536)
 
 
+_BREAKS = ["\n  ", "\n", "\r\n  ", "", "\n\n    "]
+_DETOURS = [n for n in NASTY if len(n) < 1000 and not read(amid_plain(n, "\n", False), False)[1]]
+
+
+def long_document(seed: int) -> bytes:
+    """Hundreds of KB over many chunks: plain runs in mixed line styles, detours, then an
+    error near the end, whose line and column both paths must give alike."""
+    rng = random.Random(seed)
+    parts = []
+    for k in range(rng.randrange(2_000, 4_000)):
+        br = rng.choice(_BREAKS)
+        if rng.random() < 0.01:
+            parts.append(rng.choice(_DETOURS))
+        else:
+            loc = f"https://example.com/{k}/" + "p" * rng.randrange(0, 120)
+            parts.append(f"<url>{br}<loc>{loc}</loc>{br}<lastmod>2026-10-01</lastmod>{br}</url>")
+        parts.append(rng.choice(_BREAKS))
+    parts.append(rng.choice(["<url><loc>https://example.com/e</loc></urlx>", "<url><loc>&bad;"]))
+    body = "".join(parts)
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SITEMAP_NS}" '
+        f'xmlns:sm="{SITEMAP_NS}" xmlns:image="{IMAGE_NS}" xmlns:video="{VIDEO_NS}" '
+        f'xmlns:xhtml="{XHTML_NS}" xmlns:news="{NEWS_NS}">\n{body}\n</urlset>\n'
+    ).encode()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_error_after_many_chunks_is_placed_alike_both_ways(seed):
+    """The fast path counts the line breaks of what it skips as the bytes arrive: the
+    exact reader's line and column of a late error, whatever the chunks."""
+    data = long_document(seed)
+    exact = assert_same(data, 4096, 10_007, 65_536)
+    assert [code for code, _ in exact[1]] == ["not-well-formed"]
+    line = int(re.search(r"line (\d+)", exact[1][0][1]).group(1))  # type: ignore[union-attr]
+    breaks = data.replace(b"\r\n", b"\n").count(b"\n")
+    assert breaks - 3 <= line <= breaks  # the error is the file's last record
+    assert len(exact[0]) > 1_000
+
+
 # -- every fixture, every corpus file ----------------------------------------------------------
 
 
@@ -266,6 +307,37 @@ _CHILDREN = [
     "<loc/>",
     "junk",
 ]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.integers(0, 2 * fastxml._AMP_STEPS),
+    st.lists(st.sampled_from(["&amp;"] * 6 + ["&", "&am", "x", "p;"]), max_size=60).map("".join),
+    st.data(),
+)
+def test_the_first_bad_ampersand_is_the_pattern_s(good, rest, data):
+    """``_bad_amp`` finds what ``_BAD_AMP.search`` finds, however many ``&amp;`` come first."""
+    text = "x" + "&amp;" * good + rest
+    stop = data.draw(st.integers(0, len(text)))
+    at = text.find("&", 0, stop)
+    if at < 0:
+        return
+    found = fastxml._BAD_AMP.search(text, at, stop)
+    assert fastxml._bad_amp(text, at, stop) == (-1 if found is None else found.start())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \t\n\r", max_size=40), st.data())
+def test_the_blank_of_a_run_is_whitespace_of_its_line_breaks_and_last_column(text, data):
+    """``_blank`` with the run's LFs counted elsewhere (and no pass at all without a CR)
+    is as long in lines and last column as the run, by expat's count of breaks."""
+    start = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(start, len(text)))
+    run = text[start:stop]
+    cr = "\r" in run or data.draw(st.booleans())  # True is always allowed
+    blank = fastxml._blank(text, start, stop, run.count("\n"), cr)
+    lines = run.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    assert blank.split("\n") == [" " * len(line) for line in [*[""] * (len(lines) - 1), lines[-1]]]
 
 
 @st.composite
