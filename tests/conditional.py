@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from tests.loopback import _TYPES, LoopbackServer, send
+from tests.loopback import LoopbackServer, send
 
 SITEMAP_PATHS = ("/sitemap_index.xml", "/pages.xml", "/posts.xml.gz", "/news.xml")
 
@@ -31,15 +31,16 @@ class Answer:
     if_modified_since: str | None
 
 
-@dataclass
 class ConditionalServer(LoopbackServer):
     """``mode``: ``etag`` (ETag and Last-Modified, both honoured), ``last-modified``
     (Last-Modified only), ``ignore`` (both sent, never honoured)."""
 
-    mode: str = "etag"
-    answers: list[Answer] = field(default_factory=list)
+    def __init__(self, root: Path | None = None, *, mode: str = "etag") -> None:
+        self.mode = mode
+        self.answers: list[Answer] = []
+        super().__init__(root)
 
-    def _serve_file(self, handler: BaseHTTPRequestHandler) -> None:
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
         path = handler.path.split("?", 1)[0]
         body = self.render(path)
         asked = handler.headers.get("If-None-Match"), handler.headers.get("If-Modified-Since")
@@ -60,8 +61,7 @@ class ConditionalServer(LoopbackServer):
             handler.end_headers()
             return
         self.answers.append(Answer(path, 200, len(body), *asked))
-        kind = _TYPES.get(Path(path).suffix, "application/octet-stream")
-        send(handler, 200, body, kind, headers)
+        send(handler, 200, body, self.content_type(path), headers)
 
     def _source(self, path: str) -> Path:
         assert self.root is not None
