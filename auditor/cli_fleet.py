@@ -14,9 +14,10 @@ import argparse
 import json
 import signal
 import sys
+import threading
 from collections import Counter
 from contextlib import closing, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
     from auditor.audit import AuditOptions
     from auditor.fleet import CrawlList, FleetProgress, SiteFailure
+    from auditor.fleet.reports import ReportWriter
     from auditor.history import History
     from auditor.scorer.result import AuditResult
 
@@ -90,33 +92,45 @@ def is_fleet(args: argparse.Namespace, sites: int) -> bool:
 def run_fleet(
     args: argparse.Namespace, found: CrawlList, options: AuditOptions, history: History
 ) -> int:
-    """Audit ``found`` as a fleet; print each result as it finishes, then a summary."""
+    """Audit ``found`` as a fleet; print each result as it finishes, then a summary.
+
+    Each result's report is drawn by a pool of processes (:class:`ReportWriter`) while
+    the fleet goes on; its line is printed once the report is written. Only what the
+    summary needs of each site is kept, so a long crawl list costs no memory here."""
     from auditor.fleet import audit_fleet
+    from auditor.fleet.reports import ReportWriter
 
     display = _display(len(found), args)
-    outcomes: list[AuditResult | SiteFailure] = []
+    outcomes: list[Any] = []  # what the summary reads of each site done
     status = EXIT_OK
-    with _connected(args.cluster) as client, _signals():
-        fleet = audit_fleet(
-            found,
-            history,
-            options,
-            concurrency=args.concurrency,
-            client=client,
-            site_timeout=args.site_timeout,
-            on_progress=display.show,
-        )
-        try:
-            with closing(fleet):
-                for outcome in fleet:
-                    outcomes.append(outcome)  # saved: it counts as done from now on
-                    outcomes[-1] = _report(outcome, history, Path(args.out), args.json)
-        except KeyboardInterrupt:
-            status = EXIT_SIGINT
-        except _Terminated:
-            status = EXIT_SIGTERM
-        finally:
-            display.close()
+    with _connected(args.cluster) as client, ReportWriter(history, Path(args.out)) as reports:
+        with _signals():
+            fleet = audit_fleet(
+                found,
+                history,
+                options,
+                concurrency=args.concurrency,
+                client=client,
+                site_timeout=args.site_timeout,
+                on_progress=lambda progress: _shown(progress, display, reports, outcomes, args),
+            )
+            try:
+                with closing(fleet):
+                    for outcome in fleet:  # saved: it counts as done from now on
+                        with _signals_held():
+                            reports.add(outcome)
+                            _report(reports.take(), outcomes, args.json)
+                    reports.drain()
+            except KeyboardInterrupt:
+                status = EXIT_SIGINT
+            except _Terminated:
+                status = EXIT_SIGTERM
+            finally:
+                display.close()
+        if status != EXIT_OK:
+            reports.drain()  # the sites saved before the signal: their few reports
+        with _signals_held():
+            _report(reports.take(), outcomes, args.json)
     index = _refresh_index(history, Path(args.out))
     stream = sys.stderr if args.json else sys.stdout
     _summary(outcomes, len(found), index, status, stream, pages=display.pages)
@@ -125,25 +139,44 @@ def run_fleet(
     return status
 
 
-def _report(
-    outcome: AuditResult | SiteFailure, history: History, out: Path, as_json: bool
-) -> AuditResult | SiteFailure:
-    """Write a finished site's report and print its line (JSON Lines with --json)."""
-    from auditor.fleet import SiteFailure
-    from auditor.report import load_report_data, site_slug, write_site_report
+def _shown(
+    progress: FleetProgress,
+    display: _Display,
+    reports: ReportWriter,
+    outcomes: list[Any],
+    args: argparse.Namespace,
+) -> None:
+    """Show where the fleet stands, and print the sites whose report is now written (the
+    fleet looks in every few seconds, whether or not a site finished meanwhile)."""
+    display.show(progress)
+    with _signals_held():
+        _report(reports.take(), outcomes, args.json)
 
-    if not isinstance(outcome, SiteFailure):
-        data = load_report_data(history, outcome.site)
-        path = write_site_report(data, out / site_slug(outcome.site))
-        outcome = replace(outcome, report=str(path))
-    if as_json:
-        sys.stdout.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
-    elif isinstance(outcome, SiteFailure):
-        sys.stdout.write(f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n")
-    else:
-        sys.stdout.write(f"{outcome.site}: {outcome.verdict}\n")
+
+@dataclass(frozen=True)
+class _Done:
+    """What the summary keeps of a site with a result."""
+
+    site: str
+    verdict: str
+
+
+def _report(finished: list[AuditResult | SiteFailure], outcomes: list[Any], as_json: bool) -> None:
+    """Print each finished site's line (JSON Lines with --json, its report written), and
+    keep in ``outcomes`` what the summary needs of it (first: it is done and saved)."""
+    from auditor.fleet import SiteFailure
+
+    for outcome in finished:
+        outcomes.append(
+            outcome if isinstance(outcome, SiteFailure) else _Done(outcome.site, outcome.verdict)
+        )
+        if as_json:
+            sys.stdout.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
+        elif isinstance(outcome, SiteFailure):
+            sys.stdout.write(f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n")
+        else:
+            sys.stdout.write(f"{outcome.site}: {outcome.verdict}\n")
     sys.stdout.flush()
-    return outcome
 
 
 def _failed(outcome: object) -> bool:
@@ -205,6 +238,27 @@ def _connected(address: str | None) -> Iterator[Any]:
 
 class _Terminated(BaseException):
     """SIGTERM arrived: stop the fleet as for Ctrl-C."""
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM arriving inside take effect once it is left: a finished site
+    is printed whole and kept for the summary, whatever the moment of a Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    handlers = {
+        number: signal.signal(number, lambda got, _frame: held.append(got))
+        for number in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        if held:
+            signal.raise_signal(held[0])  # as it would have been, now
 
 
 @contextmanager

@@ -16,13 +16,14 @@ is in.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.fleet.gate import HostGate, host_of
+from auditor.fleet.gate import GateLost, HostGate, host_of
 from auditor.http import FetchFailure, HttpClient, HttpOptions, Response, retry_after_seconds
 from auditor.sampler.pacing import HostPacer
 
@@ -111,7 +112,10 @@ class _Turn:
         if self._end is not None:
             gate, host, status, asked, page = self._end
             self._end = None
-            gate.finished(host, status, asked, page=page)
+            # closing a body must not raise: a lost table's turns lapse with it, and the
+            # site's next request hears that the table is lost
+            with contextlib.suppress(GateLost):
+                gate.finished(host, status, asked, page=page)
 
 
 def _is_robots_txt(url: str) -> bool:

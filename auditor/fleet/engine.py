@@ -31,10 +31,12 @@ saved; what was saved stays.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from auditor.audit import AuditBundle, AuditOptions, previous_of, save_audit
@@ -46,12 +48,12 @@ from auditor.fleet.defaults import (
 )
 from auditor.fleet.outcome import FleetProgress, SiteFailure
 from auditor.fleet.sites import CrawlList, crawl_list
-from auditor.fleet.work import SiteTask, audit_task
+from auditor.fleet.work import GateLoss, SiteTask, audit_task, fleet_lease
 
 if TYPE_CHECKING:
     from distributed import Client, Future
 
-    from auditor.fleet.cluster import GateRef
+    from auditor.fleet.cluster import FleetGate, GateRef
     from auditor.history import History
     from auditor.scorer.result import AuditResult
 
@@ -65,9 +67,15 @@ __all__ = [
 
 _POLL = 2.0  # seconds between looks at the running sites (progress, the hung)
 _COUNT_EVERY = 1.0  # seconds between looks at the host table's count of pages fetched
+#: Times a fleet's host table is started again after its worker died; lost once more,
+#: the fleet's remaining sites fail (a cluster that keeps losing workers).
+MAX_GATE_RESTARTS = 3
+#: Times a site is sent again after the host table was lost while it ran.
+MAX_SITE_RESENDS = 2
 _SCATTER_FROM = 20_000  # previous URLs from which a task is scattered ahead
 
 ProgressCallback = Callable[[FleetProgress], None]
+log = logging.getLogger(__name__)
 
 
 def audit_fleet(
@@ -104,6 +112,16 @@ def audit_fleet(
         )
 
 
+@dataclass(frozen=True)
+class _Sent:
+    """A site sent to the cluster: when, and how many times already."""
+
+    site: str
+    target: str
+    at: float = 0.0
+    resends: int = 0  # times sent again after its host table was lost
+
+
 @dataclass
 class _Fleet:
     """The owner's book of a running fleet."""
@@ -111,10 +129,12 @@ class _Fleet:
     total: int
     slots: int
     started: float = field(default_factory=time.monotonic)
-    running: dict[Future[Any], tuple[str, float]] = field(default_factory=dict)
+    running: dict[Future[Any], _Sent] = field(default_factory=dict)
     done: int = 0
     failed: int = 0
     pages: int = 0  # pages fetched, as the host table last said
+    pages_before: int = 0  # counted by host tables lost before the current one
+    table: Any = None  # the host table the count was last read from
     counted_at: float = -_COUNT_EVERY
 
     def progress(self) -> FleetProgress:
@@ -137,8 +157,33 @@ class _Fleet:
         if self.running and now - self.counted_at < _COUNT_EVERY:
             return
         self.counted_at = now
+        if table is not self.table:  # a table started again counts from 0: add what was read
+            self.table, self.pages_before = table, self.pages
         with suppress(Exception):  # the actor's worker lost, a timeout: keep the last count
-            self.pages = int(table.result(timeout=_POLL).pages_fetched().result(timeout=_POLL))
+            count = int(table.result(timeout=_POLL).pages_fetched().result(timeout=_POLL))
+            self.pages = self.pages_before + count
+
+
+class _Waiting:
+    """The sites not sent yet: those to send again first, then the crawl list's rest."""
+
+    def __init__(self, found: CrawlList) -> None:
+        self._again: deque[_Sent] = deque()
+        self._rest = (_Sent(s, t) for s, t in zip(found.sites, found.targets, strict=True))
+
+    def send_again(self, sent: _Sent) -> None:
+        self._again.append(replace(sent, resends=sent.resends + 1))
+
+    def take(self, count: int) -> Iterator[_Sent]:
+        for _ in range(max(count, 0)):
+            item = self._again.popleft() if self._again else next(self._rest, None)
+            if item is None:
+                return
+            yield item
+
+    def all(self) -> Iterator[_Sent]:
+        yield from self.take(len(self._again))
+        yield from self._rest
 
 
 def _run(
@@ -152,24 +197,36 @@ def _run(
     *,
     cancel: bool = True,
 ) -> Generator[AuditResult | SiteFailure, None, None]:
-    from auditor.fleet.cluster import start_gate, worker_threads
+    from auditor.fleet.cluster import GATE_CALL_TIMEOUT, FleetGate, worker_threads
 
     slots = max(1, min(concurrency or worker_threads(client), worker_threads(client)))
     fleet = _Fleet(len(found), slots)
     tell = on_progress or (lambda _progress: None)
-    gate, keep_alive = start_gate(client, options.sample.delay)
-    pending = iter(zip(found.sites, found.targets, strict=True))
+    gate = FleetGate(client, options.sample.delay, fleet_lease(options), timeout=GATE_CALL_TIMEOUT)
+    waiting = _Waiting(found)
     try:
         while True:
-            for site, target in _take(pending, fleet.slots - len(fleet.running)):
-                task = SiteTask(site, target, previous_of(history, site), options, site_timeout)
-                future = client.submit(run_on_worker, _shipped(client, task), gate, pure=False)
-                fleet.running[future] = (site, time.monotonic())
-            fleet.count_pages(keep_alive)
+            given_up = gate.lost() and not _started_again(gate)
+            if given_up:  # nothing more is sent: what is left fails, saying why
+                for sent in waiting.all():
+                    fleet.done, fleet.failed = fleet.done + 1, fleet.failed + 1
+                    yield _table_lost(sent.site, gate.restarts)
+            for sent in waiting.take(0 if given_up else fleet.slots - len(fleet.running)):
+                task = SiteTask(
+                    sent.site, sent.target, previous_of(history, sent.site), options, site_timeout
+                )
+                future = client.submit(run_on_worker, _shipped(client, task), gate.ref, pure=False)
+                fleet.running[future] = replace(sent, at=time.monotonic())
+            fleet.count_pages(gate.alive)
             tell(fleet.progress())
             if not fleet.running:
                 return
-            for outcome in _finished(fleet, client, site_timeout):
+            for sent, outcome in _finished(fleet, client, site_timeout):
+                if isinstance(outcome, GateLoss):
+                    if not given_up and sent.resends < MAX_SITE_RESENDS:
+                        waiting.send_again(sent)  # nothing of it was kept: from the start
+                        continue
+                    outcome = _table_lost(sent.site, gate.restarts, outcome.detail)
                 fleet.done += 1
                 if isinstance(outcome, SiteFailure):
                     fleet.failed += 1
@@ -179,10 +236,27 @@ def _run(
     finally:
         if fleet.running and cancel:
             client.cancel(list(fleet.running))
-        keep_alive.release()
+        gate.release()
 
 
-def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure:
+def _started_again(gate: FleetGate) -> bool:
+    """Start the fleet's lost host table again, unless it was lost too often already."""
+    if gate.restarts >= MAX_GATE_RESTARTS:
+        return False
+    log.warning(
+        "the fleet's host table was lost (the worker holding it died): started again, "
+        "granting no turn for a lease and a delay"
+    )
+    gate.renew()
+    return True
+
+
+def _table_lost(site: str, restarts: int, detail: str = "") -> SiteFailure:
+    why = f"the fleet's host table was lost (its worker died; started again {restarts} times)"
+    return SiteFailure(site, "worker-lost", f"{why}: {detail}" if detail else why)
+
+
+def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure | GateLoss:
     """The task a worker runs: one site behind the fleet's host table."""
     return audit_task(task, gate.table())
 
@@ -197,13 +271,9 @@ def _shipped(client: Client, task: SiteTask) -> SiteTask | Future[Any]:
     return shipped
 
 
-def _take(pending: Iterator[tuple[str, str]], count: int) -> list[tuple[str, str]]:
-    return [item for _, item in zip(range(max(count, 0)), pending, strict=False)]
-
-
 def _finished(
     fleet: _Fleet, client: Client, site_timeout: float
-) -> list[AuditBundle | SiteFailure]:
+) -> list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss]]:
     """Wait a little for sites to finish; what finished (or was given up as hung)."""
     from distributed import wait
 
@@ -211,27 +281,29 @@ def _finished(
         done = wait(list(fleet.running), timeout=_POLL, return_when="FIRST_COMPLETED").done
     except TimeoutError:
         done = set()
-    outcomes: list[AuditBundle | SiteFailure] = []
+    outcomes: list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss]] = []
     for future in done:
-        site, _ = fleet.running.pop(future)
-        outcomes.append(_outcome(site, future))
+        sent = fleet.running.pop(future)
+        outcomes.append((sent, _outcome(sent.site, future)))
     now = time.monotonic()
-    for future, (site, sent) in list(fleet.running.items()):
-        if now - sent > site_timeout + HUNG_GRACE:
+    for future, sent in list(fleet.running.items()):
+        if now - sent.at > site_timeout + HUNG_GRACE:
             del fleet.running[future]
             future.cancel()
-            detail = f"no answer from its worker {now - sent:.0f} s after it was sent"
-            outcomes.append(SiteFailure(site, "hung", detail))
+            detail = f"no answer from its worker {now - sent.at:.0f} s after it was sent"
+            outcomes.append((sent, SiteFailure(sent.site, "hung", detail)))
     return outcomes
 
 
-def _outcome(site: str, future: Any) -> AuditBundle | SiteFailure:
+def _outcome(site: str, future: Any) -> AuditBundle | SiteFailure | GateLoss:
     """What a finished future brought back: its value, or why there is none."""
     from distributed import KilledWorker
 
     if future.status == "finished":
         value = future.result()
-        return value if isinstance(value, (AuditBundle, SiteFailure)) else _odd(site, value)
+        return (
+            value if isinstance(value, (AuditBundle, SiteFailure, GateLoss)) else _odd(site, value)
+        )
     if future.status == "cancelled":
         return SiteFailure(site, "cancelled", "the cluster dropped the task")
     error = future.exception()

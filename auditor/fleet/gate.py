@@ -43,6 +43,16 @@ Design, and why:
   site answered, whatever the status; robots.txt and sitemaps are not pages):
   the fleet's progress reads it while sites are still in flight, at no cost of
   its own (the count rides on the call that ends a turn).
+- **Forgetful, within reason.** A host whose delay has passed, with no turn held,
+  nobody waiting and nothing learnt (no Crawl-delay, no back-off) is dropped: a
+  fleet of 10,000 sites does not keep 10,000 hosts in the table, and asking
+  again starts from the same defaults.
+- **A table lost is started again, cautiously.** If the worker holding the actor
+  dies, the fleet starts a new table (:mod:`auditor.fleet.engine`); the new one
+  cannot know which turns the lost one had granted, so it grants none for
+  ``quiet`` seconds (a turn's lease and the delay): every request started under
+  the lost table is over by then. Calls to a table that cannot be reached raise
+  :class:`GateLost`.
 
 Without Dask (tests, a single process), the same table is used directly, behind
 a lock.
@@ -56,16 +66,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from auditor.errors import AuditorError
 from auditor.sampler.pacing import DEFAULT_DELAY, MAX_DELAY, SLOW_DOWN_FACTOR
 
-__all__ = ["MIN_POLL", "STALE_AFTER", "GateTable", "HostGate", "HostTable", "host_of"]
+__all__ = [
+    "FORGET_EVERY",
+    "MIN_POLL",
+    "STALE_AFTER",
+    "GateLost",
+    "GateTable",
+    "HostGate",
+    "HostTable",
+    "host_of",
+]
 
 #: The shortest wait the table hands out while another request holds the host
 #: (with a zero delay, how often a waiter asks again).
 MIN_POLL = 0.02
 #: A waiter that has not come back this long after it was told to is dropped.
 STALE_AFTER = 2.0
+#: Seconds between two looks for hosts the table may forget.
+FORGET_EVERY = 30.0
 _OVERLOADED = frozenset({429, 503})
+
+
+class GateLost(AuditorError):
+    """The fleet's host table cannot be reached (the worker holding it died, or it did
+    not answer in time): the site cannot go on politely."""
 
 
 def host_of(url: str) -> str:
@@ -92,7 +119,11 @@ class HostTable:
     """
 
     def __init__(
-        self, delay: float = DEFAULT_DELAY, *, clock: Callable[[], float] = time.monotonic
+        self,
+        delay: float = DEFAULT_DELAY,
+        *,
+        quiet: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.default_delay = delay
         self._clock = clock
@@ -100,18 +131,36 @@ class HostTable:
         self._lock = threading.Lock()
         self.granted = 0  # turns handed out, for the record
         self._pages = 0  # page requests answered, across the fleet
+        self._quiet_until = clock() + quiet  # no turn before (a table started again)
+        self._next_sweep = clock() + FORGET_EVERY
+
+    @property
+    def hosts(self) -> int:
+        """Hosts the table keeps state for."""
+        return len(self._hosts)
 
     def _host(self, host: str, now: float) -> _Host:
+        if now >= self._next_sweep:
+            self._forget(now)
         state = self._hosts.get(host)
         if state is None:
-            state = self._hosts[host] = _Host(self.default_delay, self.default_delay)
-        if state.holder is not None and now > state.lease_until:
-            state.holder = None  # the lease lapsed: its holder is gone or stuck
-            state.ready_at = max(state.ready_at, state.lease_until + state.delay)
-        for waiter, back in list(state.waiting.items()):
-            if now > back + STALE_AFTER:
-                del state.waiting[waiter]
+            state = _Host(self.default_delay, self.default_delay, ready_at=self._quiet_until)
+            self._hosts[host] = state
+        _tidy(state, now)
         return state
+
+    def _forget(self, now: float) -> None:
+        """Drop the hosts that have nothing to remember (see the module's docstring)."""
+        self._next_sweep = now + FORGET_EVERY
+        for name, state in list(self._hosts.items()):
+            _tidy(state, now)
+            if (
+                state.holder is None
+                and not state.waiting
+                and now >= state.ready_at
+                and state.delay == state.base == self.default_delay
+            ):
+                del self._hosts[name]
 
     def ask(self, host: str, holder: str, lease: float) -> float:
         """0 when ``holder`` now holds ``host``'s turn (for at most ``lease`` seconds);
@@ -194,6 +243,16 @@ class HostTable:
         state.delay = min(MAX_DELAY, max(state.delay * SLOW_DOWN_FACTOR, asked))
         state.ready_at = max(state.ready_at, now + state.delay)
         return state.ready_at - now
+
+
+def _tidy(state: _Host, now: float) -> None:
+    """Lapse an overdue lease and drop the waiters that stopped asking."""
+    if state.holder is not None and now > state.lease_until:
+        state.holder = None  # the lease lapsed: its holder is gone or stuck
+        state.ready_at = max(state.ready_at, state.lease_until + state.delay)
+    for waiter, back in list(state.waiting.items()):
+        if now > back + STALE_AFTER:
+            del state.waiting[waiter]
 
 
 class GateTable(Protocol):

@@ -4,7 +4,8 @@
 history's owner sends the site's :class:`~auditor.audit.Previous` with the task,
 and gets back an :class:`~auditor.audit.AuditBundle` to save, or a
 :class:`~auditor.fleet.outcome.SiteFailure` (an exception, or the site's time
-limit spent) to report. Either way it never raises.
+limit spent) to report, or a :class:`GateLoss` when the fleet's host table could
+not be reached (the owner sends the site again). It never raises.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from dataclasses import dataclass, replace
 
 from auditor.audit import AuditBundle, AuditOptions, Clients, Previous, run_audit
 from auditor.fleet.client import FleetPacer, GatedHttpClient, TimeLimit
-from auditor.fleet.gate import GateTable, HostGate
+from auditor.fleet.gate import GateLost, GateTable, HostGate
 from auditor.fleet.outcome import SiteFailure
 from auditor.http import PAGE_ACCEPT, HttpOptions
 
-__all__ = ["LEASE_MARGIN", "SiteTask", "audit_task", "turn_lease"]
+__all__ = ["LEASE_MARGIN", "GateLoss", "SiteTask", "audit_task", "fleet_lease", "turn_lease"]
 
 #: Seconds a host's turn may be held beyond the longest a request can take.
 LEASE_MARGIN = 10.0
@@ -35,24 +36,39 @@ class SiteTask:
     site_timeout: float
 
 
+@dataclass(frozen=True)
+class GateLoss:
+    """A site stopped because the fleet's host table could not be reached (its worker
+    died): not the site's failure. Nothing of it was kept; the owner sends it again."""
+
+    site: str
+    detail: str
+
+
 def turn_lease(options: HttpOptions) -> float:
     """The longest one request may hold a host: its deadline bounds it all (redirects,
     retries and their waits, the body), and a margin."""
     return options.timeout + LEASE_MARGIN
 
 
-def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure:
+def fleet_lease(options: AuditOptions) -> float:
+    """The longest any request of an audit may hold its host's turn."""
+    return max(turn_lease(options.walk.http), turn_lease(options.sample.http))
+
+
+def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure | GateLoss:
     """Audit ``task.site`` with every request behind the fleet's host ``table``."""
     limit = TimeLimit.starting_now(task.site_timeout)
     options = task.options
     walk_http, page_http = options.walk.http, replace(options.sample.http, accept=PAGE_ACCEPT)
-    lease = max(turn_lease(walk_http), turn_lease(page_http))
-    gate = HostGate(table, f"{task.site}#{uuid.uuid4().hex[:12]}", lease=lease)
+    gate = HostGate(table, f"{task.site}#{uuid.uuid4().hex[:12]}", lease=fleet_lease(options))
     walk_client = GatedHttpClient(walk_http, gate, limit)
     page_client = GatedHttpClient(page_http, gate, limit, pages=True)
     clients = Clients(walk_client, page_client, FleetPacer(options.sample.delay, gate))
     try:
         bundle = run_audit(task.target, task.previous, options, clients=clients)
+    except GateLost as exc:
+        return GateLoss(task.site, str(exc))
     except Exception as exc:  # a failure of this site only: the fleet goes on
         return SiteFailure(task.site, "error", f"{type(exc).__name__}: {exc}")
     finally:

@@ -17,6 +17,11 @@ ROBOTS_MAX_BYTES = 512_000
 # A target without a scheme ending like this is a missing file, not a host name.
 _FILE_SUFFIXES = (".xml", ".gz", ".txt", ".rss", ".atom", ".html")
 
+# A URL's scheme (RFC 3986: a letter, then letters, digits, "+", "-", "."), and what
+# follows a host name's colon when it is a port rather than a scheme's.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(.*)", re.DOTALL)
+_PORT = re.compile(r"\d+(?:/.*)?|/?", re.DOTALL)
+
 # "Sitemap:" in any case, any spacing; the value ends at whitespace or a comment.
 _SITEMAP_LINE = re.compile(r"^[ \t]*sitemap[ \t]*:[ \t]*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
 
@@ -48,6 +53,9 @@ def classify_target(text: str) -> Target:
     path = Path(text)
     if "://" not in text and path.is_file():
         return Target("file", str(path))
+    scheme = _scheme_of(text)
+    if scheme is not None and scheme not in ("http", "https"):
+        raise UsageError(f"not an http(s) URL or a file: {text} (the {scheme}: scheme)")
     if "://" not in text:
         if "/" in text.rstrip("/") or text.startswith(".") or text.endswith(_FILE_SUFFIXES):
             raise UsageError(f"no such file: {text}")
@@ -62,6 +70,16 @@ def classify_target(text: str) -> Target:
     if parts.path in ("", "/") and not parts.query:
         return Target("site", _origin(parts))
     return Target("url", text)
+
+
+def _scheme_of(text: str) -> str | None:
+    """The scheme ``text`` starts with (lower case), if any. ``example.com:8080`` has
+    none (a host and its port); ``mailto:a@example.com`` has one, though it could read
+    as a host with a user and a password."""
+    found = _SCHEME.match(text)
+    if found is None or _PORT.fullmatch(found.group(2)):
+        return None
+    return found.group(1).lower()
 
 
 def decode_robots(raw: bytes) -> str:

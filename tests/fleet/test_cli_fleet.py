@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from auditor.cli import main
 from auditor.demo.server import SiteServer
 from auditor.history import History
 from auditor.sampler import SampleOptions
-from tests.fleet.servers import simulated
+from tests.fleet.servers import HangingServer, simulated
 
 PROJECT = str(Path(__file__).resolve().parents[2])
 
@@ -104,9 +105,11 @@ def test_progress_lines_and_the_summary_count_the_pages_fetched(db, capsys):
 
 
 def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest(db, capsys):
-    servers = [
-        SiteServer(simulated("accurate-jsonld", n), host=f"127.0.13.{n}") for n in (1, 2, 3, 4)
-    ]
+    release = threading.Event()
+    release.set()
+    servers = [SiteServer(simulated("accurate-jsonld", n), host=f"127.0.13.{n}") for n in (1, 2, 3)]
+    hanging = HangingServer(simulated("accurate-jsonld", 4), host="127.0.13.4", release=release)
+    servers.append(hanging)  # in flight when the first site is printed, whatever the timing
     origins = [s.origin for s in servers]
     quick = AuditOptions(sample=SampleOptions(sample=6, delay=0.0), seed=3)
     try:
@@ -114,6 +117,7 @@ def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest
             for origin in origins:
                 audit_site(origin, history, quick)
         _make_due(db)
+        release.clear()
         child = subprocess.Popen(
             [sys.executable, "-m", "auditor", "reverify", "--db", db, "--json", "--delay",
              "0.3", "--sample", "6", "--concurrency", "2"],
@@ -127,6 +131,7 @@ def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest
         first = child.stdout.readline()  # the first site is done: interrupt the rest
         os.killpg(child.pid, signal.SIGINT)
         rest, err = child.communicate(timeout=60)
+        release.set()
         printed = [json.loads(line)["site"] for line in (first + rest).splitlines()]
 
         assert child.returncode == 130, err
@@ -134,7 +139,7 @@ def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest
         with History.open(db) as history:
             rerun = {r.site for r in history.runs() if r.run_id > len(origins)}
         assert printed and set(printed) <= rerun
-        assert len(rerun) < len(origins)  # some were in flight: nothing of them was saved
+        assert hanging.origin not in rerun  # in flight: nothing of it was saved
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
             counts = dict(conn.execute(
@@ -149,6 +154,7 @@ def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest
         again = [json.loads(line)["site"] for line in capsys.readouterr().out.splitlines()]
         assert sorted(again) == sorted(set(origins) - rerun)  # only what was still due
     finally:
+        release.set()
         for server in servers:
             server.close()
 
@@ -187,7 +193,11 @@ def test_no_site_or_a_bad_crawl_list_line_is_a_usage_error(db, tmp_path, capsys)
 
 
 def test_sigterm_mid_fleet_exits_143_and_keeps_the_finished_site(db):
-    servers = [SiteServer(simulated("no-lastmod", n), host=f"127.0.17.{n}") for n in (1, 2)]
+    release = threading.Event()  # the second site is in flight until the end
+    servers = [
+        SiteServer(simulated("no-lastmod", 1), host="127.0.17.1"),
+        HangingServer(simulated("no-lastmod", 2), host="127.0.17.2", release=release),
+    ]
     try:
         child = subprocess.Popen(
             [sys.executable, "-m", "auditor", "audit", *(s.origin for s in servers), "--db", db,
@@ -202,6 +212,7 @@ def test_sigterm_mid_fleet_exits_143_and_keeps_the_finished_site(db):
         child.send_signal(signal.SIGTERM)
         _, err = child.communicate(timeout=60)
     finally:
+        release.set()
         for server in servers:
             server.close()
     assert child.returncode == 143, err

@@ -151,3 +151,15 @@ def test_a_site_with_a_large_previous_inventory_is_sent_ahead(
     assert all(isinstance(r, AuditResult) for r in again), again
     assert sorted(r.run_id for r in again) == [3, 4]
     assert all(r.changes is not None for r in again)  # the previous run reached the worker
+
+
+def test_the_local_cluster_s_workers_run_without_dask_s_profiler():
+    """It samples every thread's stack 100 times a second: a fleet's workers hold dozens."""
+    import dask
+
+    from auditor.fleet.cluster import local_client
+
+    with local_client(4) as client:
+        settings = client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
+        assert len(settings) == 2 and set(settings.values()) == {False}
+    assert dask.config.get("distributed.worker.profile.enabled") is True  # here, unchanged

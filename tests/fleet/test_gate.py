@@ -9,7 +9,7 @@ import pytest
 
 from auditor.demo.server import SiteServer
 from auditor.fleet.client import GatedHttpClient, TimeLimit
-from auditor.fleet.gate import STALE_AFTER, HostGate, HostTable
+from auditor.fleet.gate import FORGET_EVERY, STALE_AFTER, HostGate, HostTable
 from auditor.http import FetchFailure, HttpOptions, Response
 from auditor.sampler.pacing import MAX_DELAY
 from tests.fleet.servers import settled, simulated, too_close
@@ -74,6 +74,42 @@ def test_crawl_delay_and_overload_hold_for_every_site_on_the_host():
     assert table.delay_for("h") == 4.0  # never below the Crawl-delay
     table.slow_down("h", 10_000)
     assert table.delay_for("h") == MAX_DELAY
+
+
+def test_the_table_forgets_hosts_with_nothing_to_remember():
+    """A fleet of many sites does not keep every host it ever saw: an idle host past its
+    delay is dropped, unless it has a Crawl-delay, a back-off, a turn held or a waiter."""
+    clock = Clock()
+    table = HostTable(1.0, clock=clock)
+    for n in range(100):
+        assert table.ask(f"done-{n}", "a", 30) == 0
+        table.done(f"done-{n}", "a", 200)
+    table.honour_crawl_delay("crawl-delay", 5.0)
+    table.ask("overloaded", "a", 30)
+    table.done("overloaded", "a", 429)
+    assert table.ask("held", "a", lease=10 * FORGET_EVERY) == 0
+    table.ask("held", "waiter", 30)
+    assert table.hosts == 103
+    clock.now += FORGET_EVERY + 1
+    assert table.ask("new", "b", 30) == 0
+    assert table.hosts == 4  # crawl-delay, overloaded, held (its silent waiter dropped), new
+    assert table.delay_for("crawl-delay") == 5.0 and table.delay_for("overloaded") == 2.0
+    assert table.ask("done-7", "c", 30) == 0  # forgotten: starts afresh, as a new host
+    assert table.hosts == 5
+
+
+def test_a_table_started_again_grants_no_turn_before_its_quiet_time():
+    """The table that replaces a lost one cannot know which turns that one granted: it
+    waits a lease and a delay (every request started before is over) for every host."""
+    clock = Clock()
+    table = HostTable(1.0, quiet=41.0, clock=clock)
+    assert table.ask("h", "a", 30) == pytest.approx(41.0)
+    clock.now += 20
+    assert table.ask("other", "b", 30) == pytest.approx(21.0)
+    clock.now += 21
+    assert table.ask("h", "a", 30) == 0
+    assert table.ask("other", "b", 30) == 0
+    assert HostTable(1.0, clock=clock).ask("h", "a", 30) == 0  # no quiet: at once
 
 
 def test_gate_gives_up_a_turn_that_would_come_after_its_limit():

@@ -178,6 +178,7 @@ def test_classify_target(text, expected):
         "../missing.xml",
         "ftp://example.com/sitemap.xml",
         "file:///etc/hosts",
+        "example.com:8080/sitemap.xml",
         "https://",
         "https://example.com:99999",
         "https://example.com:port",
@@ -186,6 +187,30 @@ def test_classify_target(text, expected):
 def test_classify_target_usage_errors(text):
     with pytest.raises(UsageError):
         classify_target(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "scheme"),
+    [
+        ("mailto:someone@example.com", "mailto"),
+        ("MAILTO:someone@example.com", "mailto"),
+        ("javascript:alert(1)", "javascript"),
+        ("javascript:void(0)", "javascript"),
+        ("ftp:example.com", "ftp"),
+        ("ftp://example.com/sitemap.xml", "ftp"),
+        ("file:/etc/hosts", "file"),
+        ("file:///etc/hosts", "file"),
+        ("data:text/html,hello", "data"),
+        ("tel:+441234567890", "tel"),
+    ],
+)
+def test_a_url_of_another_scheme_is_a_usage_error_naming_it(text, scheme):
+    """Not taken for a bare host name (``mailto:someone@example.com`` read as the host
+    example.com with a user and a password), nor for a missing file: the scheme is named."""
+    with pytest.raises(UsageError) as caught:
+        classify_target(text)
+    assert f"{scheme}:" in str(caught.value)
+    assert "http(s)" in str(caught.value)
 
 
 def test_a_directory_that_does_not_exist_is_a_usage_error(tmp_path):

@@ -1,0 +1,141 @@
+"""The worker holding the fleet's host table dies mid-fleet (a real LocalCluster, the
+worker killed): the table is started again, quiet for a lease and a delay, the sites
+it left behind are sent again, and no host is asked twice closer than its delay; lost
+too often, the remaining sites fail saying why."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+import auditor.fleet.cluster as cluster_module
+import auditor.fleet.engine as engine
+from auditor.audit import AuditOptions
+from auditor.demo.server import SiteServer
+from auditor.fleet import FleetProgress, SiteFailure, audit_fleet
+from auditor.history import History
+from auditor.http import PAGE_ACCEPT, HttpOptions
+from auditor.sampler import SampleOptions
+from auditor.scorer.result import AuditResult
+from auditor.walker import WalkOptions
+from tests.fleet.servers import simulated, too_close
+
+DELAY = 0.2
+OPTIONS = AuditOptions(
+    walk=WalkOptions(http=HttpOptions(timeout=2)),
+    sample=SampleOptions(
+        sample=8, delay=DELAY, http=HttpOptions(timeout=2, retries=0, accept=PAGE_ACCEPT)
+    ),
+    seed=11,
+)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[object]:
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.CRITICAL,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.fixture
+def servers() -> Iterator[list[SiteServer]]:
+    """Four sites on hosts of their own, two more on one shared host."""
+    found = [
+        SiteServer(simulated("accurate-jsonld", n), host=f"127.0.19.{n}") for n in (1, 2, 3, 4)
+    ]
+    found += [SiteServer(simulated("no-lastmod", n), host="127.0.19.5") for n in (5, 6)]
+    yield found
+    for server in found:
+        server.close()
+
+
+def _killer(client: object, killed: list[int]):  # type: ignore[no-untyped-def]
+    """A progress callback that kills the worker holding the host table, once, when the
+    first sites are in flight."""
+
+    def kill_the_table(progress: FleetProgress) -> None:
+        if killed or not progress.in_flight:
+            return
+        (holder,) = [
+            w for w, keys in client.has_what().items() if any("HostTable" in k for k in keys)
+        ]
+        pid = client.run(os.getpid, workers=[holder])[holder]
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    return kill_the_table
+
+
+def test_the_table_is_started_again_and_politeness_holds_across(
+    client, servers, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setattr(cluster_module, "GATE_CALL_TIMEOUT", 5.0)  # a dead table: 5 s, not 20
+    database = tmp_path / "fleet.sqlite3"
+    killed: list[int] = []
+    with History.open(database) as history, caplog.at_level(logging.WARNING):
+        outcomes = list(
+            audit_fleet(
+                [s.origin for s in servers],
+                history,
+                OPTIONS,
+                client=client,
+                concurrency=4,
+                on_progress=_killer(client, killed),
+            )
+        )
+        saved = {r.site for r in history.runs()}
+
+    assert killed  # the worker holding the table died mid-fleet
+    assert "host table was lost" in caplog.text  # and the table was started again
+    assert all(isinstance(o, AuditResult) for o in outcomes), outcomes
+    assert {o.site for o in outcomes} == saved == {s.origin for s in servers}
+    assert too_close(servers, DELAY) == []  # across both tables, the shared host too
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+
+
+def test_a_table_lost_too_often_fails_the_remaining_sites_saying_why(
+    client, servers, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(cluster_module, "GATE_CALL_TIMEOUT", 5.0)
+    monkeypatch.setattr(engine, "MAX_GATE_RESTARTS", 0)  # the first loss is one too many
+    killed: list[int] = []
+    quick = replace(OPTIONS, sample=replace(OPTIONS.sample, delay=1.0))
+    with History.open(tmp_path / "fleet.sqlite3") as history:
+        outcomes = list(
+            audit_fleet(
+                [s.origin for s in servers],
+                history,
+                quick,
+                client=client,
+                concurrency=2,
+                on_progress=_killer(client, killed),
+            )
+        )
+        saved = {r.site for r in history.runs()}
+
+    assert killed and len(outcomes) == len(servers)
+    failed = [o for o in outcomes if isinstance(o, SiteFailure)]
+    assert failed  # the sites sent after the loss, and those in flight then
+    for failure in failed:
+        assert failure.code == "worker-lost" and "host table was lost" in failure.detail
+    assert saved == {o.site for o in outcomes if isinstance(o, AuditResult)}
+    assert too_close(servers, 1.0) == []

@@ -1,0 +1,91 @@
+"""A fleet's reports are drawn by a pool of processes beside the audits: the loop that
+collects results is not held by them, and the reports pending are bounded."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from auditor.audit import AuditOptions, audit_site
+from auditor.demo.server import SiteServer
+from auditor.fleet import SiteFailure
+from auditor.fleet.reports import ReportWriter, draw_report
+from auditor.history import History
+from auditor.report import ReportData
+from auditor.sampler import SampleOptions
+from tests.fleet.servers import simulated
+
+QUICK = AuditOptions(sample=SampleOptions(sample=4, delay=0.0), seed=5)
+
+
+def draw_when_released(data: ReportData, folder: str) -> str:
+    """Draw a report once the file ``release`` beside the reports exists (run in a pool
+    process: the test holds the drawing back for as long as it likes)."""
+    release = Path(folder).parent / "release"
+    ends = time.monotonic() + 60
+    while not release.exists() and time.monotonic() < ends:
+        time.sleep(0.02)
+    return draw_report(data, folder)
+
+
+def cannot_draw(data: ReportData, folder: str) -> str:
+    raise RuntimeError(f"no ink for {data.site}")
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A history with three audited sites, and their results."""
+    folder = tmp_path_factory.mktemp("saved")
+    servers = [SiteServer(simulated("accurate-jsonld", n), host=f"127.0.18.{n}") for n in (1, 2, 3)]
+    try:
+        with History.open(folder / "h.sqlite3") as history:
+            results = [audit_site(s.origin, history, QUICK) for s in servers]
+    finally:
+        for server in servers:
+            server.close()
+    return folder / "h.sqlite3", results
+
+
+def test_reports_are_drawn_beside_the_loop_and_no_more_than_the_backlog_wait(saved, tmp_path):
+    database, results = saved
+    out = tmp_path / "reports"
+    failure = SiteFailure("http://127.0.18.9:1", "error", "it broke")
+    with (
+        History.open(database) as history,
+        ReportWriter(history, out, processes=1, backlog=2, draw=draw_when_released) as writer,
+    ):
+        writer.add(results[0])
+        writer.add(failure)
+        assert writer.take() == [failure]  # a failure has no report: at once
+        writer.add(results[1])  # not drawn yet: the loop went on meanwhile
+        assert writer.drawing == 2 and writer.take() == []
+
+        release = out / "release"
+        out.mkdir(parents=True, exist_ok=True)
+        threading.Timer(1.0, release.write_text, args=("",)).start()
+        writer.add(results[2])  # the backlog is full: the fleet waits for a report
+        assert release.exists()  # so it came back only once the drawing was let go
+        writer.drain()
+        finished = writer.take()
+        assert writer.take() == [] and writer.drawing == 0
+
+    assert sorted(r.site for r in finished) == sorted(r.site for r in results)
+    for result in finished:
+        assert result.report is not None and Path(result.report).is_file()
+        assert Path(result.report).parent.parent == out
+
+
+def test_a_report_that_cannot_be_drawn_leaves_the_result_without_one(saved, tmp_path, caplog):
+    database, results = saved
+    with (
+        History.open(database) as history,
+        ReportWriter(history, tmp_path, processes=1, draw=cannot_draw) as writer,
+    ):
+        writer.add(results[0])
+        writer.drain()
+        (finished,) = writer.take()
+    assert finished.site == results[0].site and finished.report is None
+    assert "no report for" in caplog.text and "no ink" in caplog.text
