@@ -107,6 +107,10 @@ class _Handler(BaseHTTPRequestHandler):
 class LoopbackHTTPServer(LoopbackService):
     """An HTTP server on ``host`` (a loopback address), https with a ``tls`` context."""
 
+    #: Seconds between two looks for :meth:`close` while idle (thousands of idle servers in
+    #: one process may look rarely; closing then takes up to that long).
+    poll_interval: float = 0.05
+
     def __init__(self, host: str = "127.0.0.1", *, tls: ssl.SSLContext | None = None) -> None:
         self._httpd = _QuietHTTPServer(host, self)
         if tls is not None:
@@ -133,7 +137,7 @@ class LoopbackHTTPServer(LoopbackService):
             request.answered = time.monotonic()
 
     def _serve(self) -> None:
-        self._httpd.serve_forever(poll_interval=0.05)
+        self._httpd.serve_forever(poll_interval=self.poll_interval)
 
     def _halt(self) -> None:
         self._httpd.shutdown()

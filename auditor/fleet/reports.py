@@ -47,7 +47,7 @@ __all__ = ["BACKLOG_PER_PROCESS", "ReportWriter", "draw_report"]
 
 log = logging.getLogger(__name__)
 
-#: Reports pending (waiting or being drawn) per drawing process, at most.
+#: Reports being drawn (sent to the pool, not finished) per process, at most.
 BACKLOG_PER_PROCESS = 2
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,8 +41,10 @@ class Chart:
     caption: str
 
 
+@functools.cache
 def environment() -> Environment:
-    """The jinja2 environment: package templates, every value escaped."""
+    """The jinja2 environment: package templates, every value escaped (one a process:
+    it keeps the compiled templates)."""
     env = Environment(
         loader=PackageLoader("auditor.report", "templates"),
         autoescape=select_autoescape(["html"], default=True),
