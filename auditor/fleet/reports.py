@@ -8,12 +8,20 @@ history's owner reads each saved site's report data (a few quick queries: the
 history stays in this process) and hands it to :class:`ReportWriter`'s pool of
 processes, one per core, then goes on collecting.
 
-Memory stays bounded: at most ``backlog`` reports are drawn at once. When that
-many are, :meth:`ReportWriter.add` waits for one to finish, so the fleet sends
-no new site meanwhile (its generator is not asked for the next result): the
-audits slow down to the pace of the reports rather than queueing data without
-end. A report that cannot be drawn leaves the result without a
-``report`` path (logged), never the fleet stopped.
+The drawing processes run at a lower priority (``nice`` +10). The audits are paced
+by politeness: a worker that waits for a core past its turn wastes the host's time,
+while a report drawn a few seconds later costs nothing. So the audits take the CPU
+they need and the reports take the rest, and at the end of the fleet the reports
+still pending are drawn on every core.
+
+Memory stays bounded: at most ``backlog`` reports are pending (sent to the pool, not
+drawn), holding at most ``backlog_rows`` inventory rows in all (one report at a time
+when a single site has more). When a new one would pass either,
+:meth:`ReportWriter.add` waits for reports to finish, so the fleet sends no new site
+meanwhile (its generator is not asked for the next result): the audits slow down to
+the pace of the reports rather than queueing data without end. A report that cannot
+be drawn leaves the result without a ``report`` path (logged), never the fleet
+stopped.
 
 The pool's processes do not hear Ctrl-C (it reaches the whole process group):
 the owner alone handles it, and may still finish the few reports pending.
@@ -43,12 +51,17 @@ if TYPE_CHECKING:
     from auditor.report import ReportData
     from auditor.scorer.result import AuditResult
 
-__all__ = ["BACKLOG_PER_PROCESS", "ReportWriter", "draw_report"]
+__all__ = ["BACKLOG", "BACKLOG_ROWS", "DRAWING_NICENESS", "ReportWriter", "draw_report"]
 
 log = logging.getLogger(__name__)
 
-#: Reports being drawn (sent to the pool, not finished) per process, at most.
-BACKLOG_PER_PROCESS = 2
+#: Reports pending (sent to the pool, not drawn yet), at most: a small site's report
+#: data is a few kB, and this many keep the drawers busy through a burst of results.
+BACKLOG = 256
+#: Inventory rows the pending reports' data may hold in all (about 100 MB), at most.
+BACKLOG_ROWS = 1_000_000
+#: How much lower the drawing processes' priority is than the audits' (``nice``).
+DRAWING_NICENESS = 10
 
 
 def draw_report(data: ReportData, folder: str) -> str:
@@ -74,16 +87,18 @@ class ReportWriter:
         out: Path,
         *,
         processes: int | None = None,
-        backlog: int = 0,
+        backlog: int = BACKLOG,
+        backlog_rows: int = BACKLOG_ROWS,
         draw: Callable[[ReportData, str], str] = draw_report,
     ) -> None:
         self.history = history
         self.out = out
         self.processes = max(1, processes or os.cpu_count() or 1)
-        self.backlog = max(1, backlog or BACKLOG_PER_PROCESS * self.processes)
+        self.backlog = max(1, backlog)
+        self.backlog_rows = backlog_rows
         self.draw = draw  # run in the pool: a module-level function
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: dict[Future[str], AuditResult] = {}  # in the order sent
+        self._pending: dict[Future[str], tuple[AuditResult, int]] = {}  # result, rows; as sent
         self._queued: deque[AuditResult] = deque()  # not sent yet (an add interrupted)
         self._failures: deque[SiteFailure] = deque()
 
@@ -111,9 +126,14 @@ class ReportWriter:
         """Reports sent to the pool and not drawn yet."""
         return sum(1 for future in self._pending if not future.done())
 
+    @property
+    def drawing_rows(self) -> int:
+        """Inventory rows in the data of the reports not drawn yet."""
+        return sum(rows for future, (_, rows) in self._pending.items() if not future.done())
+
     def add(self, outcome: AuditResult | SiteFailure) -> None:
         """Send ``outcome``'s report to be drawn (a failure has none); first wait, while
-        ``backlog`` reports are being drawn, for one of them to finish."""
+        ``backlog`` reports or ``backlog_rows`` rows are pending, for reports to finish."""
         if isinstance(outcome, SiteFailure):
             self._failures.append(outcome)
             return
@@ -126,7 +146,7 @@ class ReportWriter:
         finished: list[AuditResult | SiteFailure] = list(self._failures)
         self._failures.clear()
         for future in [f for f in self._pending if f.done()]:
-            finished.append(_with_report(self._pending.pop(future), future))
+            finished.append(_with_report(self._pending.pop(future)[0], future))
         return finished
 
     def drain(self) -> None:
@@ -143,17 +163,27 @@ class ReportWriter:
         self._queued.clear()
 
     def _send(self) -> None:
+        from auditor.report import load_report_data
+
         while self._queued:
-            while self.drawing >= self.backlog:
+            data = load_report_data(self.history, self._queued[0].site)
+            rows = 0 if data.entries is None else len(data.entries)
+            while self._full(rows):
                 busy = [f for f in self._pending if not f.done()]
                 wait(busy, return_when=FIRST_COMPLETED)
-            self._submit(self._queued[0])
+            self._submit(self._queued[0], data, rows)
             self._queued.popleft()
 
-    def _submit(self, result: AuditResult) -> None:
-        from auditor.report import load_report_data, site_slug
+    def _full(self, rows: int) -> bool:
+        """Whether a report of ``rows`` must wait (never when nothing else is pending)."""
+        drawing = self.drawing
+        if drawing == 0:
+            return False
+        return drawing >= self.backlog or self.drawing_rows + rows > self.backlog_rows
 
-        data = load_report_data(self.history, result.site)
+    def _submit(self, result: AuditResult, data: ReportData, rows: int) -> None:
+        from auditor.report import site_slug
+
         folder = str(self.out / site_slug(result.site))
         with _children_deaf_to_ctrl_c():  # a pool process may be started here
             try:
@@ -161,13 +191,23 @@ class ReportWriter:
             except BrokenProcessPool:  # a drawing process died: a new pool
                 self._pool = None
                 future = self._executor().submit(self.draw, data, folder)
-        self._pending[future] = result
+        self._pending[future] = (result, rows)
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             spawn = multiprocessing.get_context("spawn")  # the owner has threads: no fork
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=spawn)
+            self._pool = ProcessPoolExecutor(
+                self.processes, mp_context=spawn, initializer=_lower_priority
+            )
         return self._pool
+
+
+def _lower_priority() -> None:
+    """Let the audits have the CPU first (see the module's docstring)."""
+    try:
+        os.nice(DRAWING_NICENESS)
+    except OSError:  # not allowed here: draw at the same priority
+        log.debug("could not lower the drawing processes' priority")
 
 
 def _warm() -> None:

@@ -3,6 +3,7 @@ collects results is not held by them, and the reports pending are bounded."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from auditor.audit import AuditOptions, audit_site
 from auditor.demo.server import SiteServer
 from auditor.fleet import SiteFailure
-from auditor.fleet.reports import ReportWriter, draw_report
+from auditor.fleet.reports import DRAWING_NICENESS, ReportWriter, draw_report
 from auditor.history import History
 from auditor.report import ReportData
 from auditor.sampler import SampleOptions
@@ -29,6 +30,14 @@ def draw_when_released(data: ReportData, folder: str) -> str:
     while not release.exists() and time.monotonic() < ends:
         time.sleep(0.02)
     return draw_report(data, folder)
+
+
+def niceness_and_draw(data: ReportData, folder: str) -> str:
+    """Write the pool process's niceness where the report would be."""
+    path = Path(folder) / "niceness"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(str(os.nice(0)))
+    return str(path)
 
 
 def cannot_draw(data: ReportData, folder: str) -> str:
@@ -76,6 +85,39 @@ def test_reports_are_drawn_beside_the_loop_and_no_more_than_the_backlog_wait(sav
     for result in finished:
         assert result.report is not None and Path(result.report).is_file()
         assert Path(result.report).parent.parent == out
+
+
+def test_the_rows_pending_are_bounded_too_but_one_report_always_goes(saved, tmp_path):
+    database, results = saved
+    out = tmp_path / "reports"
+    with History.open(database) as history:
+        rows = len(history.latest_entries(results[0].site))
+        with ReportWriter(
+            history, out, processes=1, backlog_rows=rows, draw=draw_when_released
+        ) as writer:
+            assert rows > 0
+            writer.add(results[0])  # as many rows as the budget: it goes
+            assert writer.drawing == 1 and writer.drawing_rows == rows
+
+            release = out / "release"
+            out.mkdir(parents=True, exist_ok=True)
+            threading.Timer(1.0, release.write_text, args=("",)).start()
+            writer.add(results[1])  # past the budget: waits for the first report
+            assert release.exists()
+            writer.drain()
+            assert len(writer.take()) == 2
+
+
+def test_the_drawing_processes_yield_the_cpu_to_the_audits(saved, tmp_path):
+    database, results = saved
+    with (
+        History.open(database) as history,
+        ReportWriter(history, tmp_path, processes=1, draw=niceness_and_draw) as writer,
+    ):
+        writer.add(results[0])
+        writer.drain()
+        (finished,) = writer.take()
+    assert Path(finished.report).read_text() == str(min(os.nice(0) + DRAWING_NICENESS, 19))
 
 
 def test_a_report_that_cannot_be_drawn_leaves_the_result_without_one(saved, tmp_path, caplog):
