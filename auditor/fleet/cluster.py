@@ -9,6 +9,7 @@ on a remote cluster.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from auditor.fleet.channel import DirectTable, Line, RemoteTable, TableServer
 from auditor.fleet.gate import GateLost, HostTable
 
 if TYPE_CHECKING:
@@ -30,10 +32,13 @@ __all__ = [
     "ActorTable",
     "FleetGate",
     "GateRef",
+    "TableHost",
     "local_client",
     "start_gate",
     "worker_threads",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Seconds a call to the fleet's host table may take before the site gives up
 #: (:class:`GateLost`). A call takes milliseconds; a table whose worker died never
@@ -101,12 +106,30 @@ class GateRef:
     address: str
     key: str
     timeout: float = GATE_CALL_TIMEOUT  # for each call, then GateLost
+    line: Line | None = None  # the table's own socket, when it has one
 
-    def table(self) -> ActorTable:
-        """The table, as seen from a task on any worker."""
+    def table(self) -> RemoteTable:
+        """The table, as seen from a task on any worker: over its socket, or through the
+        actor when this worker cannot reach the socket (remembered for the process)."""
+        if self.line is not None and self.line not in _UNREACHABLE:
+            try:
+                return DirectTable(self.line, self.timeout)
+            except OSError as exc:
+                _UNREACHABLE.add(self.line)
+                log.warning(
+                    "the host table's socket %s:%d cannot be reached (%s): calls go "
+                    "through the Dask actor",
+                    self.line.host,
+                    self.line.port,
+                    exc,
+                )
         from distributed.actor import Actor
 
-        return ActorTable(Actor(HostTable, self.address, self.key), self.timeout)
+        return ActorTable(Actor(TableHost, self.address, self.key), self.timeout)
+
+
+#: Table sockets this worker process could not reach: it uses their actors.
+_UNREACHABLE: set[Line] = set()
 
 
 def start_gate(
@@ -114,10 +137,11 @@ def start_gate(
 ) -> tuple[GateRef, Future[Any]]:
     """Start the fleet's host table as an actor; its reference, and the future that
     keeps it alive (hold it for as long as the fleet runs)."""
-    future = client.submit(HostTable, delay, quiet=quiet, actor=True, pure=False)
-    future.result()
+    future = client.submit(TableHost, delay, quiet=quiet, actor=True, pure=False)
+    actor: Any = future.result()  # a proxy: its methods return futures
+    line = actor.line().result(timeout=timeout)
     (address,) = client.who_has([future])[future.key]
-    return GateRef(address, str(future.key), timeout), future
+    return GateRef(address, str(future.key), timeout, line), future
 
 
 class FleetGate:
@@ -160,14 +184,15 @@ class FleetGate:
         self.restarts += 1
 
     def release(self) -> None:
-        """Let the table go (the fleet is over)."""
+        """Close the table's socket and let it go (the fleet is over)."""
+        with contextlib.suppress(Exception):  # its worker gone: nothing left to close
+            self._alive.result(timeout=self._timeout).close().result(timeout=self._timeout)
         self._alive.release()
 
 
-class ActorTable:
-    """A :class:`HostTable` in an actor, with the table's plain (blocking) methods; a
-    call not answered within ``timeout`` (the actor's worker died) raises
-    :class:`GateLost`."""
+class ActorTable(RemoteTable):
+    """The table through Dask's actor calls; a call not answered within ``timeout`` (the
+    actor's worker died) raises :class:`GateLost`."""
 
     def __init__(self, actor: Any, timeout: float = GATE_CALL_TIMEOUT) -> None:
         self._actor = actor
@@ -181,33 +206,31 @@ class ActorTable:
                 f"the fleet's host table did not answer ({method}): {type(exc).__name__}: {exc}"
             ) from exc
 
-    def ask(self, host: str, holder: str, lease: float) -> float:
-        """See :meth:`HostTable.ask`."""
-        return float(self._call("ask", host, holder, lease))
 
-    def done(
-        self,
-        host: str,
-        holder: str,
-        status: int | None = None,
-        retry_after: float | None = None,
-        page: bool = False,
-    ) -> None:
-        """See :meth:`HostTable.done`."""
-        self._call("done", host, holder, status, retry_after, page)
+class TableHost(HostTable):
+    """The fleet's host table as a Dask actor, also served on a socket of its own
+    (:mod:`auditor.fleet.channel`) on its worker's interface, when the worker talks TCP."""
 
-    def leave(self, host: str, holder: str) -> None:
-        """See :meth:`HostTable.leave`."""
-        self._call("leave", host, holder)
+    def __init__(self, delay: float, *, quiet: float = 0.0) -> None:
+        super().__init__(delay, quiet=quiet)
+        host = _worker_host()
+        self._server = TableServer(self, host) if host else None
 
-    def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None:
-        """See :meth:`HostTable.honour_crawl_delay`."""
-        self._call("honour_crawl_delay", host, crawl_delay)
+    def line(self) -> Line | None:
+        """Where the table's socket listens, and its key (None: no socket)."""
+        return None if self._server is None else self._server.line
 
-    def delay_for(self, host: str) -> float:
-        """See :meth:`HostTable.delay_for`."""
-        return float(self._call("delay_for", host))
+    def close(self) -> None:
+        """Close the socket (the fleet is over; the actor is let go next)."""
+        if self._server is not None:
+            self._server.close()
 
-    def slow_down(self, host: str, retry_after: float | None) -> float:
-        """See :meth:`HostTable.slow_down`."""
-        return float(self._call("slow_down", host, retry_after))
+
+def _worker_host() -> str | None:
+    """The host (an IP address) the current Dask worker listens on, for TCP and TLS."""
+    from distributed import get_worker
+    from distributed.comm.addressing import get_address_host, parse_address
+
+    address = get_worker().address
+    protocol, _ = parse_address(address)
+    return get_address_host(address) if protocol in {"tcp", "tls"} else None

@@ -258,7 +258,11 @@ def _table_lost(site: str, restarts: int, detail: str = "") -> SiteFailure:
 
 def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure | GateLoss:
     """The task a worker runs: one site behind the fleet's host table."""
-    return audit_task(task, gate.table())
+    table = gate.table()
+    try:
+        return audit_task(task, table)
+    finally:
+        table.close()
 
 
 def _shipped(client: Client, task: SiteTask) -> SiteTask | Future[Any]:

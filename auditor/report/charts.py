@@ -77,8 +77,9 @@ def _save(figure: Figure, folder: Path, name: str) -> str:
     ``savefig``'s RGBA at level 6, for files of about the same size."""
     figure.set_dpi(_DPI)
     canvas = FigureCanvasAgg(figure)
-    canvas.draw()
-    pixels = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba())
+    canvas.draw()  # type: ignore[no-untyped-call]
+    rgba = canvas.buffer_rgba()  # type: ignore[no-untyped-call]
+    pixels = Image.frombuffer("RGBA", canvas.get_width_height(), rgba)
     pixels.convert("RGB").save(folder / name, format="png", compress_level=2)
     return name
 

@@ -68,24 +68,6 @@ def test_a_fleet_gives_the_verdicts_of_one_by_one_and_keeps_every_host_polite(fl
     assert too_close(fleet, DELAY) == []
 
 
-@pytest.fixture(scope="module")
-def cluster_client() -> Iterator[object]:
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=2,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # a free port: 8787 may be taken (another cluster)
-            silence_logs=40,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
-
-
 def test_on_a_cluster_a_hanging_site_and_a_dying_one_do_not_stop_the_fleet(
     cluster_client, tmp_path
 ):

@@ -74,7 +74,7 @@ def _killer(client: object, killed: list[int]):  # type: ignore[no-untyped-def]
         if killed or not progress.in_flight:
             return
         (holder,) = [
-            w for w, keys in client.has_what().items() if any("HostTable" in k for k in keys)
+            w for w, keys in client.has_what().items() if any("TableHost" in k for k in keys)
         ]
         pid = client.run(os.getpid, workers=[holder])[holder]
         os.kill(pid, signal.SIGKILL)
