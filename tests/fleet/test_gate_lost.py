@@ -36,24 +36,6 @@ OPTIONS = AuditOptions(
 )
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[object]:
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=2,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.CRITICAL,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
-
-
 @pytest.fixture
 def servers() -> Iterator[list[SiteServer]]:
     """Four sites on hosts of their own, two more on one shared host."""
@@ -84,7 +66,7 @@ def _killer(client: object, killed: list[int]):  # type: ignore[no-untyped-def]
 
 
 def test_the_table_is_started_again_and_politeness_holds_across(
-    client, servers, tmp_path, monkeypatch, caplog
+    cluster_client, servers, tmp_path, monkeypatch, caplog
 ):
     monkeypatch.setattr(cluster_module, "GATE_CALL_TIMEOUT", 5.0)  # a dead table: 5 s, not 20
     database = tmp_path / "fleet.sqlite3"
@@ -95,9 +77,9 @@ def test_the_table_is_started_again_and_politeness_holds_across(
                 [s.origin for s in servers],
                 history,
                 OPTIONS,
-                client=client,
+                client=cluster_client,
                 concurrency=4,
-                on_progress=_killer(client, killed),
+                on_progress=_killer(cluster_client, killed),
             )
         )
         saved = {r.site for r in history.runs()}
@@ -113,7 +95,7 @@ def test_the_table_is_started_again_and_politeness_holds_across(
 
 
 def test_a_table_lost_too_often_fails_the_remaining_sites_saying_why(
-    client, servers, tmp_path, monkeypatch
+    cluster_client, servers, tmp_path, monkeypatch
 ):
     monkeypatch.setattr(cluster_module, "GATE_CALL_TIMEOUT", 5.0)
     monkeypatch.setattr(engine, "MAX_GATE_RESTARTS", 0)  # the first loss is one too many
@@ -125,9 +107,9 @@ def test_a_table_lost_too_often_fails_the_remaining_sites_saying_why(
                 [s.origin for s in servers],
                 history,
                 quick,
-                client=client,
+                client=cluster_client,
                 concurrency=2,
-                on_progress=_killer(client, killed),
+                on_progress=_killer(cluster_client, killed),
             )
         )
         saved = {r.site for r in history.runs()}
