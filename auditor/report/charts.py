@@ -15,7 +15,7 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")  # before pyplot: never a window, never a display
+matplotlib.use("Agg")  # never a window, never a display (for anything that imports pyplot)
 
 import matplotlib.dates as mdates
 import pandas as pd
