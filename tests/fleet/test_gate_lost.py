@@ -11,6 +11,7 @@ import signal
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -65,24 +66,36 @@ def _killer(client: object, killed: list[int]):  # type: ignore[no-untyped-def]
     return kill_the_table
 
 
+def _fleet_losing_its_table(  # type: ignore[no-untyped-def]
+    client, servers: list[SiteServer], database: Path, options: AuditOptions, concurrency: int
+):
+    """Audit ``servers`` as a fleet whose table's worker is killed once mid-fleet: the
+    outcomes, the sites saved in the history, and the pids killed."""
+    killed: list[int] = []
+    with History.open(database) as history:
+        outcomes = list(
+            audit_fleet(
+                [s.origin for s in servers],
+                history,
+                options,
+                client=client,
+                concurrency=concurrency,
+                on_progress=_killer(client, killed),
+            )
+        )
+        saved = {r.site for r in history.runs()}
+    return outcomes, saved, killed
+
+
 def test_the_table_is_started_again_and_politeness_holds_across(
     cluster_client, servers, tmp_path, monkeypatch, caplog
 ):
     monkeypatch.setattr(cluster_module, "GATE_CALL_TIMEOUT", 5.0)  # a dead table: 5 s, not 20
     database = tmp_path / "fleet.sqlite3"
-    killed: list[int] = []
-    with History.open(database) as history, caplog.at_level(logging.WARNING):
-        outcomes = list(
-            audit_fleet(
-                [s.origin for s in servers],
-                history,
-                OPTIONS,
-                client=cluster_client,
-                concurrency=4,
-                on_progress=_killer(cluster_client, killed),
-            )
+    with caplog.at_level(logging.WARNING):
+        outcomes, saved, killed = _fleet_losing_its_table(
+            cluster_client, servers, database, OPTIONS, concurrency=4
         )
-        saved = {r.site for r in history.runs()}
 
     assert killed  # the worker holding the table died mid-fleet
     assert "host table was lost" in caplog.text  # and the table was started again
@@ -99,20 +112,10 @@ def test_a_table_lost_too_often_fails_the_remaining_sites_saying_why(
 ):
     monkeypatch.setattr(cluster_module, "GATE_CALL_TIMEOUT", 5.0)
     monkeypatch.setattr(engine, "MAX_GATE_RESTARTS", 0)  # the first loss is one too many
-    killed: list[int] = []
     quick = replace(OPTIONS, sample=replace(OPTIONS.sample, delay=1.0))
-    with History.open(tmp_path / "fleet.sqlite3") as history:
-        outcomes = list(
-            audit_fleet(
-                [s.origin for s in servers],
-                history,
-                quick,
-                client=cluster_client,
-                concurrency=2,
-                on_progress=_killer(cluster_client, killed),
-            )
-        )
-        saved = {r.site for r in history.runs()}
+    outcomes, saved, killed = _fleet_losing_its_table(
+        cluster_client, servers, tmp_path / "fleet.sqlite3", quick, concurrency=2
+    )
 
     assert killed and len(outcomes) == len(servers)
     failed = [o for o in outcomes if isinstance(o, SiteFailure)]

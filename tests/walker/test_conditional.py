@@ -16,7 +16,14 @@ from auditor.models import SitemapFile
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.inventory import entries_to_dataframe
 from auditor.walker.reuse import PreviousRun
-from tests.conditional import SITEMAP_PATHS, ConditionalServer, make_site, post_entries, touch_later
+from tests.conditional import (
+    SITEMAP_PATHS,
+    Answer,
+    ConditionalServer,
+    make_site,
+    post_entries,
+    touch_later,
+)
 from tests.loopback import LoopbackServer, send
 
 OPTIONS = WalkOptions(http=HttpOptions(timeout=5, retries=0))
@@ -26,6 +33,15 @@ def _walk(server: LoopbackServer, previous: PreviousRun | None = None, options=O
     walk = Walk(server.origin, options, client=HttpClient(options.http), previous=previous)
     walk.entries = list(walk)  # type: ignore[attr-defined]
     return walk
+
+
+def _walk_twice(server: ConditionalServer) -> tuple[Walk, Walk, dict[str, list[Answer]]]:
+    """Walk ``server``, then again with the first walk as the previous run; both walks
+    and the sitemap answers of the second."""
+    first = _walk(server)
+    mark = len(server.answers)
+    second = _walk(server, _previous(first))
+    return first, second, server.sitemap_answers(mark)
 
 
 def _previous(walk: Walk, *, columns: tuple[str, ...] | None = None) -> PreviousRun:
@@ -47,10 +63,7 @@ def site(tmp_path):
 
 def test_an_unchanged_site_is_walked_again_from_304s(site):
     with ConditionalServer(root=site) as server:
-        first = _walk(server)
-        mark = len(server.answers)
-        second = _walk(server, _previous(first))
-        answers = server.sitemap_answers(mark)
+        first, second, answers = _walk_twice(server)
         third = _walk(server, _previous(second))  # a reused file is reused again
 
     assert set(answers) == set(SITEMAP_PATHS) | {"/gone.xml"}
@@ -106,10 +119,7 @@ def test_a_changed_child_alone_is_read_again(site):
 
 def test_a_server_that_ignores_validators_is_read_as_today(site):
     with ConditionalServer(root=site, mode="ignore") as server:
-        first = _walk(server)
-        mark = len(server.answers)
-        second = _walk(server, _previous(first))
-        answers = server.sitemap_answers(mark)
+        first, second, answers = _walk_twice(server)
 
     assert all(a.if_none_match for p in SITEMAP_PATHS for a in answers[p])  # asked...
     assert {a.status for p in SITEMAP_PATHS for a in answers[p]} == {200}  # ...and ignored
@@ -120,10 +130,7 @@ def test_a_server_that_ignores_validators_is_read_as_today(site):
 
 def test_last_modified_alone_is_enough(site):
     with ConditionalServer(root=site, mode="last-modified") as server:
-        first = _walk(server)
-        mark = len(server.answers)
-        second = _walk(server, _previous(first))
-        answers = server.sitemap_answers(mark)
+        first, second, answers = _walk_twice(server)
 
     for path in SITEMAP_PATHS:
         (answer,) = answers[path]
@@ -138,10 +145,7 @@ def test_a_file_whose_urls_went_to_another_file_is_asked_without_validators(site
         encoding="utf-8",
     )
     with ConditionalServer(root=site) as server:
-        first = _walk(server)
-        mark = len(server.answers)
-        second = _walk(server, _previous(first))
-        answers = server.sitemap_answers(mark)
+        first, second, answers = _walk_twice(server)
 
     assert _by_url(first.files)["news.xml"].content.duplicates == 1
     assert answers["/news.xml"][0].if_none_match is None  # the history lacks one of its URLs
