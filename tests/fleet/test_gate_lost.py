@@ -51,14 +51,18 @@ def servers() -> Iterator[list[SiteServer]]:
 
 def _killer(client: object, killed: list[int]):  # type: ignore[no-untyped-def]
     """A progress callback that kills the worker holding the host table, once, when the
-    first sites are in flight."""
+    first sites are in flight. The table is the fleet's own: a table of an earlier fleet on
+    the same cluster may not be forgotten by the scheduler yet, so those are left out."""
+
+    def tables() -> dict[str, str]:
+        return {k: w for w, keys in client.has_what().items() for k in keys if "TableHost" in k}
+
+    earlier = tables()
 
     def kill_the_table(progress: FleetProgress) -> None:
         if killed or not progress.in_flight:
             return
-        (holder,) = [
-            w for w, keys in client.has_what().items() if any("TableHost" in k for k in keys)
-        ]
+        (holder,) = {w for k, w in tables().items() if k not in earlier}
         pid = client.run(os.getpid, workers=[holder])[holder]
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
