@@ -11,7 +11,7 @@ history lives.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from auditor.history import History, RunRecord
+    from auditor.history.crawl import CrawlCounts
     from auditor.http import HttpClient
     from auditor.sampler.pacing import HostPacer
 
@@ -79,6 +80,10 @@ class Previous:
     #: The latest run's sitemap files: with ``entries``, what lets an unchanged file be
     #: asked for conditionally and reused on a 304 (:mod:`auditor.walker.reuse`).
     files: tuple[SitemapFile, ...] = ()
+    #: What the crawler's fetches showed since the latest run, and before it within the
+    #: window (:class:`~auditor.scorer.ScoreInputs`).
+    crawled: Mapping[str, CrawlCounts] = field(default_factory=dict)
+    crawled_earlier: Mapping[str, CrawlCounts] = field(default_factory=dict)
 
     def sitemaps(self) -> PreviousRun | None:
         """The store of the latest run's sitemap files, or None when there is none."""
@@ -141,12 +146,19 @@ def previous_of(history: History, site: str) -> Previous:
     recent = history.runs(site)
     window = [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in recent[-WINDOW_RUNS:]]
     files = tuple(SitemapFile(**f) for f in history.sitemap_files(run.run_id)) if run else ()
+    crawled, earlier = {}, {}
+    if run is not None:
+        crawled = history.crawl_counts(site, run.started_at)
+        oldest = window[0].started_at if window else run.started_at
+        earlier = history.crawl_counts(site, oldest, run.started_at)
     return Previous(
         run=run,
         entries=history.latest_entries(site) if run else None,
         past_runs=tuple(reversed(window)),
         runs_so_far=len(recent),
         files=files,
+        crawled=crawled,
+        crawled_earlier=earlier,
     )
 
 
@@ -212,6 +224,8 @@ def _score_inputs(
         previous_pages=list(previous.pages),
         previous_verdict=previous.run.verdict if previous.run else None,
         past_runs=previous.past_runs,
+        crawled=previous.crawled,
+        crawled_earlier=previous.crawled_earlier,
     )
 
 

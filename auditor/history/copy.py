@@ -24,7 +24,7 @@ __all__ = ["CopySummary", "copy_history"]
 _FIRST = ("sites", "runs")
 #: Rows read and written at a time: url_state rows are a whole inventory each (about 11
 #: MB for a million URLs), so they go one by one.
-_BATCH, _BATCHES = 2_000, {"url_state": 1}
+_BATCH, _BATCHES = 2_000, {"url_state": 1, "plan_walks": 1}
 
 
 @dataclass(frozen=True)

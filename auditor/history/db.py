@@ -23,6 +23,7 @@ from pathlib import Path
 
 from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
+from auditor.history.crawl import CRAWL_LOG
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
 from auditor.history.views import SEGMENT_PRECISION, TEAM_HISTORY
@@ -131,6 +132,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0003-team-history", TEAM_HISTORY),
     Migration("0004-segment-precision", SEGMENT_PRECISION),
     Migration("0005-conditional-sitemaps", _CONDITIONAL_SITEMAPS),
+    Migration("0006-crawl-log", CRAWL_LOG),
 )
 
 

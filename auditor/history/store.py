@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from auditor.history import crawl
 from auditor.history.backend import Database
 from auditor.history.db import connect
 from auditor.history.location import Location, locate
@@ -29,6 +30,8 @@ from auditor.history.state import decode_state, encode_state
 from auditor.history.tables import TABLES, table_frame
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pandas as pd
 
     from auditor.models import SitemapFile
@@ -271,6 +274,82 @@ class History:
             return table_frame(name, self.sites(), [])
         columns, rows = self._db.described(TABLES[name])
         return table_frame(name, rows, columns)
+
+    # -- the crawl log (auditor.history.crawl) -------------------------------------
+
+    def site_ids(self) -> dict[str, int]:
+        """Every site's id by origin."""
+        return {str(origin): int(i) for i, origin in self._db.rows("SELECT id, origin FROM sites")}
+
+    def crawl_states(self, site_id: int, locs: Sequence[str]) -> dict[str, crawl.CrawlState]:
+        """What the history knows of the crawler's fetches of ``locs`` (those it has)."""
+        return crawl.crawl_states(self._db, site_id, locs)
+
+    def stream_crawl_states(self, site_id: int) -> Iterator[crawl.CrawlState]:
+        """Every URL of a site the crawler fetched (text blocks left out), in batches."""
+        return crawl.stream_crawl_states(self._db, site_id)
+
+    def save_fetches(
+        self,
+        site_id: int,
+        states: Sequence[crawl.CrawlState],
+        log: Sequence[crawl.CrawlLogRow],
+        recorded_at: datetime,
+    ) -> None:
+        """Save a batch of one site's fetches in one transaction (URL states and log
+        rows); the site's log rows older than :data:`~auditor.history.crawl.LOG_KEEP_DAYS`
+        before ``recorded_at`` go."""
+        keep_after = recorded_at - timedelta(days=crawl.LOG_KEEP_DAYS)
+        crawl.save_fetches(self._db, site_id, states, log, recorded_at, keep_after)
+
+    def crawl_counts(
+        self, site: str, since: datetime, until: datetime | None = None
+    ) -> dict[str, crawl.CrawlCounts]:
+        """Per sub-sitemap, what the crawler's fetches in ``[since, until)`` showed of
+        lastmod (empty for a site the history does not know)."""
+        site_id = self.site_ids().get(site)
+        if site_id is None:
+            return {}
+        return crawl.crawl_counts(self._db, site_id, since, until)
+
+    def save_plan_walk(
+        self, site: str, walked_at: datetime, files: Sequence[SitemapFile], entries: pd.DataFrame
+    ) -> None:
+        """Keep a plan's walk of ``site``'s sitemaps (replacing the previous one)."""
+        data = encode_state(entries)
+        rows = crawl.files_json([file_row(f) for f in files])
+        with self._db.write():
+            site_id = self.site_ids().get(site)
+            if site_id is None:
+                return
+            self._db.execute(
+                "INSERT INTO plan_walks (site_id, walked_at, files, urls, data)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (site_id) DO UPDATE SET"
+                " walked_at = excluded.walked_at, files = excluded.files,"
+                " urls = excluded.urls, data = excluded.data",
+                (site_id, instant_text(walked_at), rows, len(entries), data),
+            )
+
+    def current_inventory(
+        self, site: str
+    ) -> tuple[datetime, list[dict[str, Any]], pd.DataFrame] | None:
+        """The freshest walk of ``site``: its latest run's or a later plan's; as (when,
+        its sitemap files as dicts, its entries), or None for a site never audited."""
+        latest = self.latest_run(site)
+        if latest is None:
+            return None
+        rows = self._db.rows(
+            "SELECT w.walked_at, w.files, w.data FROM plan_walks w"
+            " JOIN sites s ON s.id = w.site_id WHERE s.origin = ?",
+            (site,),
+        )
+        if rows and instant(rows[0][0]) > latest.started_at:
+            files = [file_dict(row) for row in crawl.files_of_json(rows[0][1])]
+            return instant(rows[0][0]), files, decode_state(bytes(rows[0][2]))
+        entries = self.latest_entries(site)
+        if entries is None:
+            return None
+        return latest.started_at, self.sitemap_files(latest.run_id), entries
 
 
 def _numbered(run_id: int, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -7,9 +7,10 @@ the :class:`~auditor.scorer.result.AuditResult` it returns; while it samples, it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from auditor.dispersion import DispersionReport
 from auditor.scorer.changes import template_notes
@@ -23,7 +24,7 @@ from auditor.scorer.result import (
     SegmentVerdict,
 )
 from auditor.scorer.stats import wilson
-from auditor.scorer.tally import Tally
+from auditor.scorer.tally import Tally, crawl_tally
 from auditor.scorer.verdict import (
     DEFAULT_RECHECK_DAYS,
     judge_segment,
@@ -38,6 +39,9 @@ from auditor.scorer.window import (
     count_checks,
     gather_evidence,
 )
+
+if TYPE_CHECKING:
+    from auditor.history.crawl import CrawlCounts
 
 __all__ = ["PastRun", "ScoreInputs", "sampling_status", "score"]
 
@@ -57,6 +61,11 @@ class ScoreInputs:
     #: The runs before this one, newest first (the first is the previous run, whose
     #: pages are ``previous_pages``): the window of evidence the verdicts weigh.
     past_runs: Sequence[PastRun] = ()
+    #: What the team's crawler's fetches showed of lastmod, per sub-sitemap: since the
+    #: previous run (counted as this run's evidence, at no request of the audit's), and
+    #: before it within the window (pooled evidence only).
+    crawled: Mapping[str, CrawlCounts] = field(default_factory=dict)
+    crawled_earlier: Mapping[str, CrawlCounts] = field(default_factory=dict)
 
 
 def score(inputs: ScoreInputs) -> AuditResult:
@@ -75,7 +84,7 @@ def score(inputs: ScoreInputs) -> AuditResult:
         inventory=dict(inputs.inventory),
         dispersion=_dispersion_dict(inputs.dispersion),
         sample=_sample_figures(site),
-        changes=_change_figures(site) if inputs.previous_pages else None,
+        changes=_change_figures(site) if inputs.previous_pages or inputs.crawled else None,
         segments=tuple(segments),
         previous_verdict=inputs.previous_verdict,
         recheck_days=_site_recheck(segments, site),
@@ -110,6 +119,8 @@ def _evidence(inputs: ScoreInputs) -> dict[str, SegmentEvidence]:
         if s.figures.urls
     }
     count_checks(evidence, inputs.pages, inputs.previous_pages)
+    _add_crawled(evidence, inputs.crawled, own=True)
+    _add_crawled(evidence, inputs.crawled_earlier, own=False)
     for segment in inputs.dispersion.segments:
         value = segment.figures.top_value
         if segment.sitemap not in evidence or value is None:
@@ -119,6 +130,21 @@ def _evidence(inputs: ScoreInputs) -> dict[str, SegmentEvidence]:
             carrying = gather_evidence(*args, keep=_carrying(name, value))
             evidence[name].shared = carrying[name].pooled if name in carrying else Tally()
     return evidence
+
+
+def _add_crawled(
+    evidence: dict[str, SegmentEvidence], crawled: Mapping[str, CrawlCounts], *, own: bool
+) -> None:
+    """The crawler's fetches as evidence: their across-fetches comparisons and credible
+    dateModified checks count as the panel's do (``own``: as this run's too)."""
+    for name, counts in crawled.items():
+        if name not in evidence or not (counts.compared or counts.dated):
+            continue
+        tally = crawl_tally(counts)
+        evidence[name].pooled.add(tally)
+        if own:
+            evidence[name].own.add(tally)
+            evidence[name].has_previous = True
 
 
 def _carrying(sitemap: str, lastmod: datetime) -> PageFilter:

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from auditor.evidence import DatedValue, compare_lastmod
 from auditor.evidence.compare import period_of
@@ -17,7 +18,10 @@ from auditor.evidence.credibility import (
 from auditor.scorer.changes import compare_pages, is_compared
 from auditor.scorer.result import PageObservation
 
-__all__ = ["Tally", "tally_pages"]
+if TYPE_CHECKING:
+    from auditor.history.crawl import CrawlCounts
+
+__all__ = ["Tally", "crawl_tally", "tally_pages"]
 
 #: Reasons a dateModified vouches for nothing (the evidence stage's words).
 _RENDER_TIME = frozenset(
@@ -203,3 +207,19 @@ def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -
     tally.both += changed and advanced
     days = (now.fetched_at - before.fetched_at).total_seconds() / 86_400
     tally.interval_days.append(max(days, 0.0))
+
+
+def crawl_tally(counts: CrawlCounts) -> Tally:
+    """The tally of what the crawler's fetches showed (:mod:`auditor.history.crawl`):
+    across-fetches comparisons, as the panel's across runs, and dateModified checks."""
+    mean = counts.interval_days / counts.compared if counts.compared else 0.0
+    return Tally(
+        compared=counts.compared,
+        changed=counts.changed,
+        advanced=counts.advanced,
+        both=counts.both,
+        interval_days=[mean] * counts.compared,
+        with_date_modified=counts.dated,
+        agree=counts.agree,
+        disagree=counts.dated - counts.agree,
+    )

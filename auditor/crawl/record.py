@@ -1,0 +1,436 @@
+"""Recording the crawler's fetches: each URL's last fetch for plans, and what each fetch
+shows of lastmod, as evidence for the verdicts.
+
+A fetch is compared with the URL's previous good fetch (its copy the crawler holds):
+
+- with a body, as the audit compares its panel pages: the page's evidence is read
+  (:func:`auditor.evidence.read_page`: credible ``dateModified``, fingerprints and text
+  blocks) and its main content compared, the site's template learned from the batch's
+  pages and the stored copies being left out (:func:`auditor.evidence.compare_runs`);
+- with the crawler's content hash only, on that hash (the crawler's hash sees every byte,
+  template included: a page whose footer shows the time reads as changed every time);
+- a 304 Not Modified is unchanged; with neither body nor hash the fetch only dates the
+  copy, and says nothing of change.
+
+Its lastmod is the one the freshest walk of the site gave (the plan's, else the latest
+audit's), against the lastmod its previous good fetch was made on: ``lastmod_advanced``.
+As in the audit, a date-only lastmod whose day holds the previous fetch cannot tell
+(None). A failed fetch (no answer, or a status of 400 or more) keeps the copy as it was
+and counts a failure, for the plan's backoff.
+
+A record at or before the URL's last recorded fetch is skipped (``already_recorded``):
+feeding the same log twice records it once. A URL of no audited site is counted
+(``unknown_site``) and ignored; one of an audited site listed in none of its sitemaps is
+recorded (it dates the copy) but is not evidence for any sub-sitemap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from auditor.crawl.records import FetchRecord, fetch_record
+from auditor.history.crawl import CrawlLogRow, CrawlState
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from auditor.evidence import PageEvidence
+    from auditor.history import History
+
+__all__ = ["BATCH", "CrawlSummary", "record_fetches", "site_origin"]
+
+_log = logging.getLogger(__name__)
+
+#: Records read, judged and saved at a time (one transaction a site per batch): memory
+#: stays bounded whatever the log's length.
+BATCH = 2_000
+_COARSE = frozenset({"year", "month", "day"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass
+class CrawlSummary:
+    """What :func:`record_fetches` did with the records it was given."""
+
+    recorded: int = 0  # fetches saved
+    unknown_site: int = 0  # URLs of no audited site: counted and ignored
+    already_recorded: int = 0  # at or before the URL's last recorded fetch: skipped
+    not_listed: int = 0  # recorded, but in no sitemap of its site: no evidence
+    failed: int = 0  # recorded fetches that failed (no answer, status >= 400)
+    changed: int = 0  # recorded fetches whose content changed since the previous good one
+    unchanged: int = 0
+    unknown_change: int = 0  # good fetches whose change could not be told
+    sites: dict[str, int] = field(default_factory=dict)  # fetches recorded per site
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as a JSON object."""
+        return {
+            "recorded": self.recorded,
+            "unknown_site": self.unknown_site,
+            "already_recorded": self.already_recorded,
+            "not_listed": self.not_listed,
+            "failed": self.failed,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "unknown_change": self.unknown_change,
+            "sites": dict(sorted(self.sites.items())),
+        }
+
+
+def site_origin(url: str) -> str | None:
+    """The origin of an http(s) URL as the history names sites (``https://example.com``,
+    a port only when not the scheme's default), or None."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    return (
+        f"{scheme}://{host}"
+        if port in (None, _DEFAULT_PORTS[scheme])
+        else f"{scheme}://{host}:{port}"
+    )
+
+
+def record_fetches(
+    history: History,
+    fetches: Iterable[FetchRecord | Mapping[str, Any]],
+    *,
+    now: datetime | None = None,
+) -> CrawlSummary:
+    """Record the crawler's fetches (module docstring); what was done with them.
+
+    ``fetches`` are :class:`~auditor.crawl.records.FetchRecord` values or mappings with
+    the same keys, in any order; they are read :data:`BATCH` at a time, so a log of any
+    length streams. ``now`` (aware) is the recording instant, the real clock by default.
+    """
+    summary = CrawlSummary()
+    recorder = _Recorder(history, summary, now)
+    for batch in _batches(fetches):
+        recorder.record(batch)
+    return summary
+
+
+def _batches(fetches: Iterable[FetchRecord | Mapping[str, Any]]) -> Iterator[list[FetchRecord]]:
+    batch: list[FetchRecord] = []
+    for item in fetches:
+        batch.append(fetch_record(item))
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """A URL's place in the freshest walk of its site."""
+
+    sitemap: str
+    lastmod: datetime | None
+    precision: str | None
+
+
+class _Recorder:
+    """Records batches for one call: the sites' ids and freshest walks read once."""
+
+    def __init__(self, history: History, summary: CrawlSummary, now: datetime | None) -> None:
+        self.history = history
+        self.summary = summary
+        self.now = now
+        self.site_ids = history.site_ids()
+        self.listings: dict[str, dict[str, _Listed]] = {}
+
+    def record(self, batch: list[FetchRecord]) -> None:
+        """Judge and save one batch, a transaction per site."""
+        by_site: dict[str, list[FetchRecord]] = {}
+        for record in batch:
+            origin = site_origin(record.url)
+            if origin is None or origin not in self.site_ids:
+                self.summary.unknown_site += 1
+                continue
+            by_site.setdefault(origin, []).append(record)
+        for origin, records in by_site.items():
+            self._record_site(origin, sorted(records, key=lambda r: r.fetched_at))
+
+    def _listing(self, origin: str) -> dict[str, _Listed]:
+        if origin not in self.listings:
+            current = self.history.current_inventory(origin)
+            self.listings[origin] = _listed(current[2]) if current else {}
+        return self.listings[origin]
+
+    def _record_site(self, origin: str, records: list[FetchRecord]) -> None:
+        site_id = self.site_ids[origin]
+        listing = self._listing(origin)
+        states = self.history.crawl_states(site_id, [r.url for r in records])
+        fresh = [r for r in records if _is_new(r, states)]
+        self.summary.already_recorded += len(records) - len(fresh)
+        judged = _Judged.of(fresh, states, listing)
+        if not judged.log:
+            return
+        recorded_at = self.now or datetime.now(UTC)
+        self.history.save_fetches(site_id, list(judged.states.values()), judged.log, recorded_at)
+        self._count(origin, judged.log, listing)
+
+    def _count(self, origin: str, log: list[CrawlLogRow], listing: dict[str, _Listed]) -> None:
+        s = self.summary
+        s.recorded += len(log)
+        s.sites[origin] = s.sites.get(origin, 0) + len(log)
+        for row in log:
+            s.not_listed += row.loc not in listing
+            if not _good(row.status):
+                s.failed += 1
+            elif row.content_changed is None:
+                s.unknown_change += 1
+            elif row.content_changed:
+                s.changed += 1
+            else:
+                s.unchanged += 1
+
+
+def _is_new(record: FetchRecord, states: Mapping[str, CrawlState]) -> bool:
+    state = states.get(record.url)
+    return state is None or record.fetched_at > state.fetched_at
+
+
+def _good(status: int | None) -> bool:
+    return status is not None and (200 <= status < 300 or status == 304)
+
+
+@dataclass
+class _Judged:
+    """One site's batch judged: the URLs' new states and the log rows, in fetch order."""
+
+    states: dict[str, CrawlState]
+    log: list[CrawlLogRow]
+
+    @classmethod
+    def of(
+        cls,
+        records: list[FetchRecord],
+        states: Mapping[str, CrawlState],
+        listing: Mapping[str, _Listed],
+    ) -> _Judged:
+        """Judge ``records`` (sorted by time) against the stored ``states``."""
+        judged = cls(dict(states), [])
+        evidence = _evidence([r for r in records if r.body is not None and _good(r.status)])
+        changes = _body_changes(records, evidence, states, listing)
+        for record in records:
+            before = judged.states.get(record.url)
+            if before is not None and record.fetched_at <= before.fetched_at:
+                continue  # the same URL twice in the batch at one instant
+            listed = listing.get(record.url)
+            page = evidence.get(id(record))
+            state, row = _apply(record, before, listed, page, changes.get(id(record)))
+            judged.states[record.url] = state
+            judged.log.append(row)
+        return judged
+
+
+def _evidence(records: list[FetchRecord]) -> dict[int, PageEvidence]:
+    """Each body's page evidence, a dateModified shared by the batch's pages marked."""
+    if not records:
+        return {}
+    from auditor.evidence import mark_shared_date_modified, read_page
+
+    pages = [
+        read_page(
+            r.body or b"",
+            url=r.url,
+            headers=dict(r.headers),
+            status=200 if r.status == 304 else r.status or 200,
+            fetched_at=r.fetched_at,
+            truncated=r.truncated,
+        )
+        for r in records
+    ]
+    pages = mark_shared_date_modified(pages)
+    return {id(r): p for r, p in zip(records, pages, strict=True)}
+
+
+def _body_changes(
+    records: list[FetchRecord],
+    evidence: Mapping[int, PageEvidence],
+    states: Mapping[str, CrawlState],
+    listing: Mapping[str, _Listed],
+) -> dict[int, bool]:
+    """Template-aware change of each body against the URL's stored copy (its blocks):
+    the batch's first fetch of each URL only (a second fetch of it in the same batch is
+    compared on its hash)."""
+    from auditor.evidence import Fetch, compare_runs
+
+    current: list[Fetch] = []
+    previous: list[Fetch] = []
+    keys: dict[str, int] = {}
+    for record in records:
+        page, state = evidence.get(id(record)), states.get(record.url)
+        fp = page.fingerprint if page is not None and page.ok else None
+        if fp is None or state is None or not state.fp_blocks or record.url in keys:
+            continue
+        group = listing[record.url].sitemap if record.url in listing else ""
+        keys[record.url] = id(record)
+        current.append(Fetch(record.url, group, fp.exact, fp.simhash, fp.blocks or None))
+        previous.append(Fetch(record.url, group, state.fp_exact, state.fp_simhash, state.fp_blocks))
+    if not current:
+        return {}
+    comparison = compare_runs(current, previous)
+    return {keys[url]: change.changed for url, change in comparison.pages.items() if url in keys}
+
+
+def _apply(
+    record: FetchRecord,
+    before: CrawlState | None,
+    listed: _Listed | None,
+    page: PageEvidence | None,
+    body_changed: bool | None,
+) -> tuple[CrawlState, CrawlLogRow]:
+    """The URL's state after ``record``, and the record's log row."""
+    sitemap = listed.sitemap if listed else (before.sitemap if before else None)
+    lastmod = listed.lastmod if listed else None
+    precision = listed.precision if listed else None
+    if not _good(record.status):
+        state = _failed(record, before, sitemap)
+        row = CrawlLogRow(record.url, sitemap, record.fetched_at, record.status,
+                          record.content_hash, lastmod, None, None, None, None)  # fmt: skip
+        return state, row
+    copy = _copy_of(record, page)
+    changed = _changed(record, before, copy, body_changed)
+    advanced = _advanced(before, lastmod, precision)
+    interval = _interval(before, record)
+    state = CrawlState(
+        loc=record.url,
+        sitemap=sitemap,
+        fetched_at=record.fetched_at,
+        status=record.status,
+        failures=0,
+        ok_fetched_at=record.fetched_at,
+        lastmod=lastmod,
+        lastmod_precision=precision,
+        **(copy if record.status != 304 or before is None else _kept_copy(before)),
+        intervals=(before.intervals if before else 0) + (changed is not None),
+        changes=(before.changes if before else 0) + bool(changed),
+        observed_days=(before.observed_days if before else 0.0)
+        + (interval if changed is not None and interval is not None else 0.0),
+    )
+    row = CrawlLogRow(
+        record.url, sitemap, record.fetched_at, record.status,
+        copy["content_hash"] or copy["fp_exact"], lastmod, changed,
+        advanced if changed is not None else None, interval, _date_agrees(page, listed),
+    )  # fmt: skip
+    return state, row
+
+
+def _failed(record: FetchRecord, before: CrawlState | None, sitemap: str | None) -> CrawlState:
+    if before is None:
+        return CrawlState(record.url, sitemap, record.fetched_at, record.status, 1)
+    return replace(
+        before,
+        sitemap=sitemap,
+        fetched_at=record.fetched_at,
+        status=record.status,
+        failures=before.failures + 1,
+    )
+
+
+def _copy_of(record: FetchRecord, page: PageEvidence | None) -> dict[str, Any]:
+    """The fingerprints of the copy ``record`` gives the crawler."""
+    fp = page.fingerprint if page is not None and page.ok else None
+    exact = fp.exact if fp else None
+    if exact is None and record.body is not None:  # not HTML: its bytes are its content
+        exact = hashlib.sha256(record.body).hexdigest()
+    return {
+        "content_hash": record.content_hash,
+        "fp_exact": exact,
+        "fp_simhash": fp.simhash if fp else None,
+        "fp_blocks": (fp.blocks or None) if fp else None,
+    }
+
+
+def _kept_copy(before: CrawlState) -> dict[str, Any]:
+    """A 304 keeps the copy the crawler held."""
+    return {
+        "content_hash": before.content_hash,
+        "fp_exact": before.fp_exact,
+        "fp_simhash": before.fp_simhash,
+        "fp_blocks": before.fp_blocks,
+    }
+
+
+def _changed(
+    record: FetchRecord,
+    before: CrawlState | None,
+    copy: Mapping[str, Any],
+    body_changed: bool | None,
+) -> bool | None:
+    """Did the content change since the previous good fetch? None: cannot tell."""
+    if before is None or before.ok_fetched_at is None:
+        return None
+    if record.status == 304:
+        return False
+    if body_changed is not None:
+        return body_changed
+    if copy["fp_exact"] is not None and before.fp_exact is not None:
+        return bool(copy["fp_exact"] != before.fp_exact)
+    if copy["content_hash"] is not None and before.content_hash is not None:
+        return bool(copy["content_hash"] != before.content_hash)
+    return None
+
+
+def _advanced(
+    before: CrawlState | None, lastmod: datetime | None, precision: str | None
+) -> bool | None:
+    """Did lastmod move forward since the previous good fetch? None: its precision
+    cannot show a change made since (a date-only lastmod of that fetch's day)."""
+    if before is None or before.ok_fetched_at is None:
+        return None
+    if lastmod is not None and precision in _COARSE:
+        from auditor.evidence.compare import period_of
+
+        start, end = period_of(lastmod, precision)
+        if start <= before.ok_fetched_at <= end:
+            return None
+    return lastmod is not None and (before.lastmod is None or lastmod > before.lastmod)
+
+
+def _interval(before: CrawlState | None, record: FetchRecord) -> float | None:
+    if before is None or before.ok_fetched_at is None:
+        return None
+    return max((record.fetched_at - before.ok_fetched_at).total_seconds() / 86_400, 0.0)
+
+
+def _date_agrees(page: PageEvidence | None, listed: _Listed | None) -> bool | None:
+    """Does the page's credible dateModified agree with its lastmod? None: no check."""
+    if page is None or not page.ok or listed is None or listed.lastmod is None:
+        return None
+    dm = page.date_modified
+    if dm is None or not dm.credible or listed.precision is None:
+        return None
+    from auditor.evidence import compare_lastmod
+
+    return compare_lastmod(listed.lastmod, listed.precision, dm).agrees
+
+
+def _listed(entries: pd.DataFrame) -> dict[str, _Listed]:
+    """Each listed URL's sub-sitemap and lastmod."""
+    lastmods = entries["lastmod"].astype(object).where(entries["lastmod"].notna(), None)
+    found: dict[str, _Listed] = {}
+    for loc, sitemap, lastmod, precision in zip(
+        entries["loc"], entries["sitemap"], lastmods, entries["lastmod_precision"], strict=True
+    ):
+        value = None if lastmod is None else lastmod.to_pydatetime()
+        found[str(loc)] = _Listed(
+            str(sitemap), value, None if not isinstance(precision, str) else precision
+        )
+    return found

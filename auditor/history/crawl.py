@@ -1,0 +1,261 @@
+"""The crawl log in the history: each URL's last fetch by the team's crawler, every
+fetch for evidence, and the freshest walk of a site's sitemaps made for a plan.
+
+Three tables (migration ``0006-crawl-log``):
+
+- ``crawl_state``: one row per URL the crawler fetched (``site_id``, ``loc``): its last
+  fetch (time, status, consecutive failures), the copy the crawler holds (its last good
+  fetch: time, lastmod then, hashes and text blocks, what the next fetch is compared
+  with) and the changes observed between good fetches (``intervals``, ``changes``,
+  ``observed_days``: the figures of Cho and Garcia-Molina's estimator);
+- ``crawl_log``: one row per fetch recorded, with what it showed (``content_changed``,
+  ``lastmod_advanced``, a credible ``dateModified`` agreeing or not); rows older than
+  :data:`LOG_KEEP_DAYS` are dropped as new ones come;
+- ``plan_walks``: one row per site, the sitemaps as a plan last walked them (its files'
+  validators and entries, as ``url_state`` keeps a run's), so the next plan asks for them
+  conditionally and a fetch is dated against the lastmod it was planned on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import astuple, dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from auditor.history.backend import Database
+from auditor.history.records import instant, instant_text
+from auditor.history.rows import signed64, unsigned64
+
+__all__ = [
+    "CRAWL_LOG",
+    "LOG_KEEP_DAYS",
+    "CrawlCounts",
+    "CrawlLogRow",
+    "CrawlState",
+    "crawl_counts",
+    "crawl_states",
+    "save_fetches",
+    "stream_crawl_states",
+]
+
+#: Days a fetch stays in ``crawl_log``: the verdict's window (``WINDOW_DAYS``) reads no
+#: further back, and ``crawl_state`` keeps each URL's whole record in a few figures.
+LOG_KEEP_DAYS = 90.0
+
+CRAWL_LOG = (
+    """CREATE TABLE crawl_state (
+        site_id INTEGER NOT NULL REFERENCES sites(id),
+        loc TEXT NOT NULL,
+        sitemap TEXT,
+        fetched_at TEXT NOT NULL, status INTEGER, failures INTEGER NOT NULL,
+        ok_fetched_at TEXT, lastmod TEXT, lastmod_precision TEXT,
+        content_hash TEXT, fp_exact TEXT, fp_simhash INTEGER, fp_blocks BLOB,
+        intervals INTEGER NOT NULL, changes INTEGER NOT NULL, observed_days REAL NOT NULL,
+        PRIMARY KEY (site_id, loc))""",
+    """CREATE TABLE crawl_log (
+        site_id INTEGER NOT NULL REFERENCES sites(id),
+        loc TEXT NOT NULL, sitemap TEXT,
+        fetched_at TEXT NOT NULL, status INTEGER, content_hash TEXT,
+        lastmod TEXT, content_changed INTEGER, lastmod_advanced INTEGER,
+        interval_days REAL, date_agrees INTEGER, recorded_at TEXT NOT NULL)""",
+    "CREATE INDEX crawl_log_by_site ON crawl_log(site_id, fetched_at)",
+    """CREATE TABLE plan_walks (
+        site_id INTEGER PRIMARY KEY REFERENCES sites(id),
+        walked_at TEXT NOT NULL, files TEXT NOT NULL, urls INTEGER NOT NULL,
+        data BLOB NOT NULL)""",
+)
+
+
+@dataclass(frozen=True)
+class CrawlState:
+    """What the history knows of one URL's fetches by the crawler."""
+
+    loc: str
+    sitemap: str | None
+    fetched_at: datetime  # the last fetch, good or not
+    status: int | None
+    failures: int  # consecutive failed fetches up to the last one
+    ok_fetched_at: datetime | None = None  # the last good fetch: the copy the crawler holds
+    lastmod: datetime | None = None  # the URL's lastmod when that copy was fetched
+    lastmod_precision: str | None = None
+    content_hash: str | None = None  # the crawler's digest of that copy
+    fp_exact: str | None = None  # auditor's fingerprints of it, when the body was given
+    fp_simhash: int | None = None
+    fp_blocks: bytes | None = None
+    intervals: int = 0  # intervals between good fetches whose change is known
+    changes: int = 0  # ... of which showed a change of content
+    observed_days: float = 0.0  # ... their summed length
+
+    def row(self, site_id: int) -> tuple[Any, ...]:
+        """The ``crawl_state`` values, ``site_id`` first."""
+        values = list(astuple(self))
+        for i in _INSTANT_FIELDS:
+            values[i] = None if values[i] is None else instant_text(values[i])
+        values[_SIMHASH] = signed64(values[_SIMHASH])
+        return (site_id, *values)
+
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> CrawlState:
+        """A state from a ``crawl_state`` row without its ``site_id``."""
+        values = list(row)
+        for i in _INSTANT_FIELDS:
+            values[i] = None if values[i] is None else instant(values[i])
+        values[_SIMHASH] = unsigned64(values[_SIMHASH])
+        values[_BLOCKS] = None if values[_BLOCKS] is None else bytes(values[_BLOCKS])
+        return cls(*values)
+
+
+STATE_COLUMNS = tuple(f.name for f in fields(CrawlState))
+_INSTANT_FIELDS = tuple(STATE_COLUMNS.index(n) for n in ("fetched_at", "ok_fetched_at", "lastmod"))
+_SIMHASH, _BLOCKS = STATE_COLUMNS.index("fp_simhash"), STATE_COLUMNS.index("fp_blocks")
+
+
+@dataclass(frozen=True)
+class CrawlLogRow:
+    """One fetch as ``crawl_log`` keeps it."""
+
+    loc: str
+    sitemap: str | None
+    fetched_at: datetime
+    status: int | None
+    content_hash: str | None
+    lastmod: datetime | None
+    content_changed: bool | None  # against the previous good fetch; None: not known
+    lastmod_advanced: bool | None  # ... None: lastmod's precision cannot tell
+    interval_days: float | None
+    date_agrees: bool | None  # a credible dateModified agreed with lastmod; None: none
+
+    def row(self, site_id: int, recorded_at: datetime) -> tuple[Any, ...]:
+        """The ``crawl_log`` values."""
+        values: list[Any] = list(astuple(self))
+        values[2] = instant_text(values[2])
+        values[5] = None if values[5] is None else instant_text(values[5])
+        for i in (6, 7, 9):
+            values[i] = None if values[i] is None else int(values[i])
+        return (site_id, *values, instant_text(recorded_at))
+
+
+LOG_COLUMNS = (*(f.name for f in fields(CrawlLogRow)), "recorded_at")
+
+
+@dataclass
+class CrawlCounts:
+    """What the crawl log showed of one sub-sitemap's lastmod over a period: the
+    across-fetches counts (as the scorer's across-runs ones) and dateModified checks."""
+
+    compared: int = 0
+    changed: int = 0
+    advanced: int = 0
+    both: int = 0
+    interval_days: float = 0.0  # summed over the compared fetches
+    dated: int = 0  # fetches whose credible dateModified was compared with lastmod
+    agree: int = 0
+
+
+_UPSERT_STATE = (
+    f"INSERT INTO crawl_state (site_id, {', '.join(STATE_COLUMNS)})"
+    f" VALUES ({', '.join('?' * (len(STATE_COLUMNS) + 1))})"
+    " ON CONFLICT (site_id, loc) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in STATE_COLUMNS if c != "loc")
+)
+
+
+def crawl_states(db: Database, site_id: int, locs: Sequence[str]) -> dict[str, CrawlState]:
+    """The states of ``locs`` the history holds (asked for in chunks)."""
+    found: dict[str, CrawlState] = {}
+    columns = ", ".join(STATE_COLUMNS)
+    unique = sorted(set(locs))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = db.rows(
+            f"SELECT {columns} FROM crawl_state WHERE site_id = ? AND loc IN ({marks})",
+            (site_id, *chunk),
+        )
+        for row in rows:
+            state = CrawlState.of(row)
+            found[state.loc] = state
+    return found
+
+
+def stream_crawl_states(
+    db: Database, site_id: int, *, blocks: bool = False
+) -> Iterator[CrawlState]:
+    """Every state of a site, in batches from the database (text blocks left out unless
+    asked for: a plan needs the figures, not the copy)."""
+    columns = [c if blocks or c != "fp_blocks" else "NULL" for c in STATE_COLUMNS]
+    sql = f"SELECT {', '.join(columns)} FROM crawl_state WHERE site_id = ?"
+    with db.snapshot():
+        for batch in db.stream(sql, (site_id,), size=5_000):
+            for row in batch:
+                yield CrawlState.of(row)
+
+
+def save_fetches(
+    db: Database,
+    site_id: int,
+    states: Sequence[CrawlState],
+    log: Sequence[CrawlLogRow],
+    recorded_at: datetime,
+    keep_after: datetime,
+) -> None:
+    """Write one batch of a site's fetches in one transaction: the URLs' new states and
+    the log rows; log rows of the site older than ``keep_after`` are dropped."""
+    with db.write():
+        for state in states:
+            db.execute(_UPSERT_STATE, state.row(site_id))
+        db.insert_rows(
+            "crawl_log", ("site_id", *LOG_COLUMNS), [r.row(site_id, recorded_at) for r in log]
+        )
+        db.execute(
+            "DELETE FROM crawl_log WHERE site_id = ? AND fetched_at < ?",
+            (site_id, instant_text(keep_after)),
+        )
+
+
+def crawl_counts(
+    db: Database, site_id: int, since: datetime, until: datetime | None = None
+) -> dict[str, CrawlCounts]:
+    """Per sub-sitemap, what the fetches logged since ``since`` (and before ``until``)
+    showed of lastmod. A URL's dateModified counts once, by its newest check."""
+    params: list[Any] = [site_id, instant_text(since)]
+    where = "site_id = ? AND fetched_at >= ? AND sitemap IS NOT NULL"
+    if until is not None:
+        where += " AND fetched_at < ?"
+        params.append(instant_text(until))
+    counts: dict[str, CrawlCounts] = {}
+    rows = db.rows(
+        "SELECT sitemap, count(*), sum(content_changed), sum(lastmod_advanced),"
+        " sum(content_changed * lastmod_advanced), sum(interval_days) FROM crawl_log"
+        f" WHERE {where} AND content_changed IS NOT NULL AND lastmod_advanced IS NOT NULL"
+        " GROUP BY sitemap",
+        params,
+    )
+    for sitemap, compared, changed, advanced, both, days in rows:
+        counts[sitemap] = CrawlCounts(
+            int(compared), int(changed or 0), int(advanced or 0), int(both or 0), float(days or 0)
+        )
+    dated = db.rows(
+        "SELECT sitemap, count(*), sum(agrees) FROM ("
+        " SELECT sitemap, date_agrees AS agrees, row_number() OVER"
+        "  (PARTITION BY loc ORDER BY fetched_at DESC) AS newest"
+        f" FROM crawl_log WHERE {where} AND date_agrees IS NOT NULL) AS checks"
+        " WHERE newest = 1 GROUP BY sitemap",
+        params,
+    )
+    for sitemap, checked, agree in dated:
+        found = counts.setdefault(sitemap, CrawlCounts())
+        found.dated, found.agree = int(checked), int(agree or 0)
+    return counts
+
+
+def files_json(rows: Sequence[tuple[Any, ...]]) -> str:
+    """A walk's sitemap-file rows (``file_row``) as one JSON text."""
+    return json.dumps([list(r) for r in rows], ensure_ascii=False, separators=(",", ":"))
+
+
+def files_of_json(text: str) -> list[tuple[Any, ...]]:
+    """The rows :func:`files_json` wrote."""
+    return [tuple(r) for r in json.loads(text)]
