@@ -38,6 +38,8 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 if typing.TYPE_CHECKING:
     from auditor.audit import AuditOptions, audit_site
+    from auditor.crawl.record import CrawlSummary, record_fetches
+    from auditor.crawl.records import FetchRecord
     from auditor.dispersion import DispersionReport, Flag
     from auditor.dispersion.analyse import analyse  # not the submodule `analyse` (mypy)
     from auditor.evidence import (
@@ -53,9 +55,15 @@ if typing.TYPE_CHECKING:
     from auditor.fleet import SiteFailure, audit_fleet
     from auditor.history import History
     from auditor.inspection import Inspection, inspect_target
+    from auditor.planner import PlannedFetch, plan
     from auditor.walker.inventory import Inventory, entries_to_dataframe, load_inventory
 
 _EXPORTS = {
+    "CrawlSummary": "auditor.crawl.record",
+    "record_fetches": "auditor.crawl.record",
+    "FetchRecord": "auditor.crawl.records",
+    "PlannedFetch": "auditor.planner.make",
+    "plan": "auditor.planner.make",
     "AuditOptions": "auditor.audit",
     "audit_site": "auditor.audit",
     "SiteFailure": "auditor.fleet",
@@ -84,8 +92,10 @@ __all__ = [
     "AuditOptions",
     "AuditorError",
     "Comparison",
+    "CrawlSummary",
     "DatedValue",
     "DispersionReport",
+    "FetchRecord",
     "Fingerprint",
     "Flag",
     "History",
@@ -96,6 +106,7 @@ __all__ = [
     "Inventory",
     "NothingReadable",
     "PageEvidence",
+    "PlannedFetch",
     "Problem",
     "SiteFailure",
     "SitemapEntry",
@@ -112,7 +123,9 @@ __all__ = [
     "inspect_target",
     "load_inventory",
     "mark_shared_date_modified",
+    "plan",
     "read_page",
+    "record_fetches",
     "simhash_distance",
     "walk",
 ]

@@ -53,10 +53,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     if only != "walk":
         from auditor.cli_audit import add_audit_commands
         from auditor.cli_db import add_db_commands
+        from auditor.cli_plan import add_plan_commands
 
         _add_inspect(commands)
         _add_page_command(commands)
         add_audit_commands(commands)
+        add_plan_commands(commands)
         add_db_commands(commands)
     add_log_options(commands)
     return parser

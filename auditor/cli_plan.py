@@ -1,0 +1,236 @@
+"""The command line of crawl plans and the crawl log: plan, crawled.
+
+Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
+print and exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, BinaryIO
+
+from auditor.cli_args import EXIT_FAILED, EXIT_OK, add_http_options, add_max_files, positive_int
+from auditor.errors import UsageError
+from auditor.history.db import default_db_path
+
+if TYPE_CHECKING:
+    from auditor.crawl.records import FetchRecord
+    from auditor.planner import PlannedFetch
+
+__all__ = ["add_plan_commands"]
+
+PLAN_COLUMNS = ("url", "site", "sitemap", "due_at", "reason", "priority", "p_changed", "lastmod")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a number: {text}") from exc
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text}")
+    return value
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="DB",
+        help="history database: a SQLite path (or sqlite:///PATH) or "
+        f"postgresql://user@host:port/dbname (default: $AUDITOR_DB, else {default_db_path()})",
+    )
+
+
+def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register plan and crawled."""
+    plan = commands.add_parser(
+        "plan",
+        help="what the crawler should fetch and when, within a budget per host",
+        description="List the fetches due within --horizon for SITE (default: every site in "
+        "the history): on trusted sub-sitemaps the URLs whose lastmod advanced since the "
+        "crawler's last fetch, new URLs and a few verification fetches; elsewhere the pages "
+        "due by their estimated change rate. The sitemaps are walked again first, "
+        "conditionally (a 304 for an unchanged file). At most --budget fetches a day per host.",
+    )
+    plan.add_argument("site", nargs="*", metavar="SITE", help="site origin (default: all)")
+    plan.add_argument(
+        "--sites",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a crawl list: one site a line, # comments, - for stdin (may be repeated)",
+    )
+    plan.add_argument(
+        "--budget",
+        type=positive_int,
+        metavar="N",
+        help="fetches a day per host name at most (default: half of what one request "
+        "every second, or every Crawl-delay when longer, allows: 43,200)",
+    )
+    plan.add_argument(
+        "--horizon",
+        type=_positive_float,
+        default=1.0,
+        metavar="DAYS",
+        help="list the fetches due within this many days (default 1)",
+    )
+    plan.add_argument("--format", choices=("jsonl", "csv", "text"), default="jsonl")
+    plan.add_argument(
+        "--no-walk",
+        action="store_true",
+        help="plan on the stored walks: no request (new lastmods are not seen)",
+    )
+    _add_db(plan)
+    add_max_files(plan)
+    add_http_options(plan)
+    plan.set_defaults(handler=_cmd_plan)
+
+    crawled = commands.add_parser(
+        "crawled",
+        help="record what the crawler fetched: its last fetches, and evidence for verdicts",
+        description="Read the crawler's fetches (JSON Lines or CSV rows of url, fetched_at, "
+        "status and an optional content hash; or WARC files, bodies included) and record "
+        "them: each URL's last fetch for plans, and what each fetch shows of lastmod for "
+        "the next audit's verdict. Malformed lines are named and skipped.",
+    )
+    crawled.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="FILE",
+        help="the crawl log (- for stdin)",
+    )
+    crawled.add_argument(
+        "--format",
+        choices=("jsonl", "csv", "warc"),
+        help="the log's format (default: by the file's name; jsonl for stdin)",
+    )
+    crawled.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_db(crawled)
+    crawled.set_defaults(handler=_cmd_crawled)
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from auditor.fleet import crawl_list
+    from auditor.history import History
+    from auditor.http import HttpOptions
+    from auditor.planner import plan
+    from auditor.walker import WalkOptions
+
+    sites = None
+    if args.site or args.sites:
+        sites = list(crawl_list(args.site, args.sites).sites)
+    options = WalkOptions(
+        http=HttpOptions(timeout=args.timeout, contact=args.contact), max_files=args.max_files
+    )
+    counts: Counter[tuple[str, str]] = Counter()
+    with History.open(args.db) as history:
+        known = {record.origin for record in history.sites()}
+        if sites is not None:
+            unknown = [s for s in sites if s not in known]
+            if unknown:
+                raise UsageError(f"not in the history (audit it first): {', '.join(unknown)}")
+        fetches = plan(
+            history,
+            sites,
+            budget=args.budget,
+            horizon_days=args.horizon,
+            walk=not args.no_walk,
+            walk_options=options,
+        )
+        _write_plan(fetches, args.format, counts)
+    if not args.quiet:
+        _plan_summary(counts)
+    return EXIT_OK
+
+
+def _write_plan(
+    fetches: Iterable[PlannedFetch], form: str, counts: Counter[tuple[str, str]]
+) -> None:
+    out = sys.stdout
+    writer = csv.writer(out, lineterminator="\n") if form == "csv" else None
+    if writer is not None:
+        writer.writerow(PLAN_COLUMNS)
+    for fetch in fetches:
+        counts[(fetch.site, fetch.reason)] += 1
+        if form == "text":
+            out.write(fetch.url + "\n")
+        elif writer is not None:
+            row = fetch.to_dict()
+            writer.writerow(["" if row[c] is None else row[c] for c in PLAN_COLUMNS])
+        else:
+            out.write(json.dumps(fetch.to_dict(), ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def _plan_summary(counts: Counter[tuple[str, str]]) -> None:
+    sites = sorted({site for site, _ in counts})
+    total = sum(counts.values())
+    print(f"auditor: {total:,} fetches planned on {len(sites)} sites", file=sys.stderr)
+    for site in sites:
+        mine = {reason: n for (s, reason), n in counts.items() if s == site}
+        parts = ", ".join(f"{reason} {n:,}" for reason, n in sorted(mine.items()))
+        print(f"  {site}: {sum(mine.values()):,} ({parts})", file=sys.stderr)
+
+
+def _cmd_crawled(args: argparse.Namespace) -> int:
+    from auditor.crawl.logfile import detect_format
+    from auditor.crawl.record import record_fetches
+    from auditor.history import History
+
+    form = args.format or ("jsonl" if args.source == "-" else detect_format(args.source))
+    if form is None:
+        raise UsageError(f"{args.source}: say its format with --format jsonl|csv|warc")
+    problems: Counter[str] = Counter()
+    stream = _open_log(args.source)
+    try:
+        with History.open(args.db) as history:
+            records = _records(stream, form, problems, quiet=args.quiet)
+            summary = record_fetches(history, records, now=datetime.now(UTC))
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    malformed = sum(problems.values())
+    result = {**summary.to_dict(), "malformed": malformed, "problems": dict(problems)}
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(
+            f"recorded {summary.recorded:,} fetches of {len(summary.sites)} sites "
+            f"({summary.changed:,} changed, {summary.unchanged:,} unchanged, "
+            f"{summary.unknown_change:,} not comparable, {summary.failed:,} failed); "
+            f"{summary.unknown_site:,} of no audited site ignored, "
+            f"{summary.already_recorded:,} already recorded, {malformed:,} malformed"
+        )
+    return EXIT_OK if summary.recorded or not malformed else EXIT_FAILED
+
+
+def _open_log(source: str) -> BinaryIO:
+    if source == "-":
+        return sys.stdin.buffer
+    try:
+        return open(source, "rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror}") from exc
+
+
+def _records(
+    stream: BinaryIO, form: str, problems: Counter[str], *, quiet: bool
+) -> Iterable[FetchRecord]:
+    """The log's records; each malformed line is named on stderr as it is met."""
+    from auditor.crawl.logfile import read_crawl_log
+    from auditor.crawl.records import FetchRecord
+
+    for item in read_crawl_log(stream, form):
+        if isinstance(item, FetchRecord):
+            yield item
+            continue
+        problems[item.code] += 1
+        if not quiet:
+            print(f"auditor: line {item.line}: {item.code}: {item.detail}", file=sys.stderr)

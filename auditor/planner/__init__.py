@@ -1,0 +1,31 @@
+"""Plans: what the team's crawler should fetch and when, within a budget per host: on
+lastmod where it is trusted, on measured change rates elsewhere, on lastmod as a noisy
+indicator where it is informative but below the trust bar.
+
+::
+
+    for fetch in auditor.plan(history, now=now, budget=5_000):
+        crawler.enqueue(fetch.url, priority=fetch.priority)
+    auditor.record_fetches(history, crawler.log())   # the fetches, back as evidence
+
+:mod:`~auditor.planner.rates` estimates rates and allocates revisits,
+:mod:`~auditor.planner.signal` reads lastmod, :mod:`~auditor.planner.schedule` is the
+policy, :mod:`~auditor.planner.make` gathers a site's figures and walks its sitemaps.
+"""
+
+import typing
+
+import auditor._lazy as _lazy
+
+if typing.TYPE_CHECKING:
+    from auditor.planner.make import PlanFigures, PlannedFetch, default_budget, plan
+
+_EXPORTS = {
+    "PlanFigures": "auditor.planner.make",
+    "PlannedFetch": "auditor.planner.make",
+    "default_budget": "auditor.planner.make",
+    "plan": "auditor.planner.make",
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+
+__all__ = ["PlanFigures", "PlannedFetch", "default_budget", "plan"]

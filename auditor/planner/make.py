@@ -1,0 +1,379 @@
+"""Making a plan: each site's pages and their figures gathered from the history (and a
+fresh walk of its sitemaps), then the policy of :mod:`auditor.planner.schedule` per host.
+
+A plan first walks each site's sitemaps again, asking for every file with the
+validators of its freshest walk (``If-None-Match``, ``If-Modified-Since``): an unchanged
+file costs a 304, and a trusted site's advanced lastmods are seen between audits. The
+walk is kept (``plan_walks``): the crawler's fetches recorded after it are dated
+against the lastmods they were planned on. A walk that reads nothing keeps the stored
+inventory.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from auditor.planner.rates import DEFAULT_RATE, allocate, cgm_rate, freshness, shrunk_rate
+from auditor.planner.schedule import SitePages, schedule_host
+from auditor.planner.signal import Signal, signal_of
+from auditor.sampler.pacing import DEFAULT_DELAY
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from auditor.history import History
+    from auditor.walker import WalkOptions
+
+__all__ = ["BUDGET_SHARE", "PlanFigures", "PlannedFetch", "default_budget", "plan", "plan_site"]
+
+_log = logging.getLogger(__name__)
+
+#: The default budget is this share of the fetches a day that politeness allows at the
+#: site's delay (the larger of auditor's default delay and robots.txt's Crawl-delay):
+#: half of the day, leaving the host time for the audits, retries and other crawlers.
+BUDGET_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class PlannedFetch:
+    """One fetch the crawler should make: when, why, and how likely it finds a change.
+
+    ``priority`` is higher-first; ``due_at`` aware; ``p_changed`` the estimated chance
+    that the page changed since the crawler's copy (1.0 when it has none); ``reason``
+    one of ``lastmod-advanced``, ``new-url``, ``never-fetched``, ``rate``,
+    ``verification``, ``retry``.
+    """
+
+    url: str
+    site: str
+    sitemap: str
+    due_at: datetime
+    reason: str
+    priority: float
+    p_changed: float
+    lastmod: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON Lines object of ``auditor plan``."""
+        return {
+            "url": self.url,
+            "site": self.site,
+            "sitemap": self.sitemap,
+            "due_at": self.due_at.isoformat(),
+            "reason": self.reason,
+            "priority": round(self.priority, 6),
+            "p_changed": round(self.p_changed, 4),
+            "lastmod": self.lastmod.isoformat() if self.lastmod else None,
+        }
+
+
+@dataclass(frozen=True)
+class PlanFigures:
+    """What trusting lastmod saves on one site: fetches a day and expected binary
+    freshness under the plan, against a uniform daily recrawl of every URL."""
+
+    site: str
+    urls: int
+    fetches_per_day: float
+    freshness: float
+    uniform_fetches_per_day: float
+    uniform_freshness: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures as a JSON object."""
+        saved = 1 - self.fetches_per_day / self.uniform_fetches_per_day if self.urls else 0.0
+        return {
+            "urls": self.urls,
+            "fetches_per_day": round(self.fetches_per_day, 1),
+            "freshness": round(self.freshness, 4),
+            "uniform_fetches_per_day": round(self.uniform_fetches_per_day, 1),
+            "uniform_freshness": round(self.uniform_freshness, 4),
+            "saved_share": round(saved, 4),
+        }
+
+
+def default_budget(crawl_delay: float | None = None) -> int:
+    """Fetches a day a host is given by default (:data:`BUDGET_SHARE`)."""
+    delay = max(DEFAULT_DELAY, crawl_delay or 0.0)
+    return max(int(BUDGET_SHARE * 86_400 / delay), 1)
+
+
+def plan(
+    history: History,
+    sites: Sequence[str] | None = None,
+    *,
+    now: datetime | None = None,
+    budget: int | None = None,
+    horizon_days: float = 1.0,
+    walk: bool = True,
+    walk_options: WalkOptions | None = None,
+) -> Iterator[PlannedFetch]:
+    """The fetches due within ``horizon_days`` for ``sites`` (origins; None: every site
+    in the history), at most ``budget`` a day per host name (None: :func:`default_budget`
+    at its Crawl-delay), highest priority first within each host. ``walk=False`` plans on
+    the stored walks without a request."""
+    moment = now or datetime.now(UTC)
+    known = {record.origin for record in history.sites()}
+    chosen = sorted(known) if sites is None else [s for s in dict.fromkeys(sites) if s in known]
+    for host, origins in _by_host(chosen):
+        gathered = [plan_site(history, origin, moment, walk, walk_options) for origin in origins]
+        pages = [g for g, _ in gathered]
+        delays = [d for _, d in gathered if d is not None]
+        limit = budget if budget is not None else default_budget(max(delays, default=None))
+        _log.info("planning %s: %d sites, budget %d a day", host, len(pages), limit)
+        for c in schedule_host(pages, limit, horizon_days):
+            site = pages[c.site]
+            yield PlannedFetch(
+                url=str(site.locs[c.page]),
+                site=site.site,
+                sitemap=site.sitemap(c.page),
+                due_at=moment + _days(c.due_in_days),
+                reason=c.reason,
+                priority=c.priority,
+                p_changed=c.p_changed,
+                lastmod=site.lastmods[c.page],
+            )
+
+
+def _days(days: float) -> Any:
+    from datetime import timedelta
+
+    return timedelta(days=days)
+
+
+def _by_host(origins: Iterable[str]) -> list[tuple[str, list[str]]]:
+    from urllib.parse import urlsplit
+
+    groups: dict[str, list[str]] = {}
+    for origin in origins:
+        groups.setdefault(urlsplit(origin).hostname or origin, []).append(origin)
+    return sorted(groups.items())
+
+
+@dataclass
+class _Segment:
+    """One sub-sitemap's figures for the plan."""
+
+    signal: Signal
+    pool_rate: float
+
+
+def plan_site(
+    history: History,
+    site: str,
+    now: datetime,
+    walk: bool = True,
+    walk_options: WalkOptions | None = None,
+) -> tuple[SitePages, float | None]:
+    """One site's pages as the policy reads them, and its robots.txt Crawl-delay."""
+    current = history.current_inventory(site)
+    if current is None:
+        return _empty(site), None
+    entries, delay, previous = current[2], None, set(current[2]["loc"])
+    if walk:
+        walked = _walk(history, site, current, now, walk_options)
+        if walked is not None:
+            entries, delay = walked
+    else:
+        previous = set()  # nothing was walked: no URL is new since
+    return _pages(history, site, entries, previous, now), delay
+
+
+def _walk(
+    history: History,
+    site: str,
+    current: tuple[datetime, list[dict[str, Any]], pd.DataFrame],
+    now: datetime,
+    options: WalkOptions | None,
+) -> tuple[pd.DataFrame, float | None] | None:
+    from auditor.models import SitemapFile
+    from auditor.sampler.robots import policy_of
+    from auditor.walker.inventory import load_inventory
+    from auditor.walker.reuse import PreviousRun
+
+    previous = PreviousRun([SitemapFile(**f) for f in current[1]], current[2])
+    found = load_inventory(site, options, previous=previous)
+    if not found.readable or found.entries.empty:
+        _log.warning("plan: %s: no sitemap read, planning on the stored walk", site)
+        return None
+    history.save_plan_walk(site, now, found.files, found.entries)
+    delay = policy_of(found.robots).crawl_delay if found.robots else None
+    return found.entries, delay
+
+
+def _empty(site: str) -> SitePages:
+    nothing, none = np.zeros(0), np.zeros(0, dtype=bool)
+    no_segment = np.zeros(0, dtype=np.intp)
+    return SitePages(site, [], no_segment, [], [], [], nothing, nothing, nothing, nothing,
+                     none, none)  # fmt: skip
+
+
+def _pages(
+    history: History, site: str, entries: pd.DataFrame, previous: set[str], now: datetime
+) -> SitePages:
+    """The arrays of ``site``'s listed pages, from its entries and the crawl log."""
+    n = len(entries)
+    locs = [str(loc) for loc in entries["loc"]]
+    names = sorted({str(s) for s in entries["sitemap"]})
+    code = {name: i for i, name in enumerate(names)}
+    segment = np.array([code[str(s)] for s in entries["sitemap"]], dtype=np.intp)
+    lastmod = _days_since_epoch(entries["lastmod"])
+    figures = _Figures(n)
+    at = {loc: i for i, loc in enumerate(locs)}
+    site_id = history.site_ids().get(site)
+    if site_id is not None:
+        for state in history.stream_crawl_states(site_id):
+            i = at.get(state.loc)
+            if i is not None:
+                figures.take(i, state, now)
+    advanced = ~np.isnan(lastmod) & (
+        np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
+    )
+    segments = _segments(history, site, names, segment, figures)
+    own = cgm_rate(figures.intervals, figures.changes, figures.observed)
+    pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
+    return SitePages(
+        site=site,
+        locs=locs,
+        segment=segment,
+        sitemaps=names,
+        signals=[s.signal for s in segments],
+        lastmods=_lastmods(entries),
+        rate=shrunk_rate(own, figures.intervals, pool),
+        copy_age=figures.copy_age,
+        fetch_age=figures.fetch_age,
+        failures=figures.failures,
+        advanced=advanced,
+        new=np.array([loc not in previous for loc in locs], dtype=bool)
+        if previous
+        else np.zeros(n, dtype=bool),
+    )
+
+
+class _Figures:
+    """The crawl log's figures of each listed page, as arrays."""
+
+    def __init__(self, n: int) -> None:
+        self.copy_age = np.full(n, np.nan)
+        self.fetch_age = np.full(n, np.nan)
+        self.copy_lastmod = np.full(n, np.nan)
+        self.failures = np.zeros(n)
+        self.intervals = np.zeros(n)
+        self.changes = np.zeros(n)
+        self.observed = np.zeros(n)
+
+    def take(self, i: int, state: Any, now: datetime) -> None:
+        """Set page ``i``'s figures from its crawl state."""
+        self.fetch_age[i] = max((now - state.fetched_at).total_seconds() / 86_400, 0.0)
+        if state.ok_fetched_at is not None:
+            self.copy_age[i] = max((now - state.ok_fetched_at).total_seconds() / 86_400, 0.0)
+        if state.lastmod is not None:
+            self.copy_lastmod[i] = state.lastmod.timestamp() / 86_400
+        self.failures[i] = state.failures
+        self.intervals[i] = state.intervals
+        self.changes[i] = state.changes
+        self.observed[i] = state.observed_days
+
+
+def _segments(
+    history: History,
+    site: str,
+    names: Sequence[str],
+    segment: np.ndarray[Any, Any],
+    figures: _Figures,
+) -> list[_Segment]:
+    """Each sub-sitemap's reading of lastmod and pooled change rate: the latest run's
+    verdict and counts, with the crawler's fetches since."""
+    latest = history.latest_run(site)
+    stored = history.result(latest.run_id) if latest else None
+    by_name = {s["sitemap"]: s for s in (stored or {}).get("segments", [])}
+    since = history.crawl_counts(site, latest.started_at) if latest else {}
+    found = []
+    for code, name in enumerate(names):
+        run = by_name.get(name, {})
+        crawl = since.get(name)
+        advanced = int(run.get("lastmod_advanced") or 0)
+        both = round((run.get("precision") or 0.0) * advanced)
+        counts = [int(run.get("compared") or 0), int(run.get("changed") or 0), advanced, both]
+        if crawl is not None:
+            counts = [a + b for a, b in zip(counts, _crawl_counts(crawl), strict=True)]
+        verdict = str(run.get("verdict") or "inconclusive")
+        if verdict == "trusted" and crawl is not None and _contradicted(crawl):
+            verdict = "untrusted"  # degraded since the run: planned by rate from now on
+        mine = segment == code
+        pooled = cgm_rate(
+            np.array([figures.intervals[mine].sum()]),
+            np.array([figures.changes[mine].sum()]),
+            np.array([figures.observed[mine].sum()]),
+        )[0]
+        found.append(_Segment(signal_of(verdict, *counts), _pool(pooled, figures, mine, run)))
+    return found
+
+
+def _crawl_counts(crawl: Any) -> list[int]:
+    return [crawl.compared, crawl.changed, crawl.advanced, crawl.both]
+
+
+def _contradicted(crawl: Any) -> bool:
+    from auditor.scorer.rules import contrary_counts
+    from auditor.scorer.tally import crawl_tally
+
+    return bool(contrary_counts(crawl_tally(crawl)))
+
+
+def _pool(
+    crawled: float, figures: _Figures, mine: np.ndarray[Any, Any], run: dict[str, Any]
+) -> float:
+    """The sub-sitemap's pooled rate: the crawl log's and the audit panel's, weighed by
+    their intervals; the default where neither observed anything."""
+    weights, rates = [], []
+    crawl_n = float(figures.intervals[mine].sum())
+    if crawl_n > 0 and not math.isnan(crawled):
+        weights.append(crawl_n)
+        rates.append(crawled)
+    panel = run.get("change_rate")
+    if panel is not None and run.get("compared"):
+        weights.append(float(run["compared"]))
+        rates.append(float(panel))
+    if not weights:
+        return DEFAULT_RATE
+    return float(np.average(rates, weights=weights))
+
+
+def _days_since_epoch(column: pd.Series[Any]) -> np.ndarray[Any, Any]:
+    values = column.to_numpy(dtype="datetime64[us]", na_value=np.datetime64("NaT"))
+    days = values.astype("int64").astype(float) / 86_400e6
+    days[np.isnat(values)] = np.nan
+    return days
+
+
+def _lastmods(entries: pd.DataFrame) -> list[datetime | None]:
+    column = entries["lastmod"]
+    return [None if v is None or v != v else v.to_pydatetime() for v in column.astype(object)]
+
+
+def plan_figures(pages: SitePages, budget: float) -> PlanFigures:
+    """What the plan costs and keeps fresh on a site, in expectation, against a uniform
+    daily recrawl: trusted pages are fetched on the day their lastmod advances (about
+    their change rate, at most daily: as fresh as a daily recrawl), the others at the
+    allocated frequencies of the budget left."""
+    n = len(pages)
+    if not n:
+        return PlanFigures(pages.site, 0, 0.0, 1.0, 0.0, 1.0)
+    daily = freshness(pages.rate, 1.0)
+    trusted = pages.trusted
+    on_lastmod = np.minimum(pages.rate[trusted], 1.0).sum()
+    left = max(budget - on_lastmod, 0.0)
+    f = allocate(pages.rate[~trusted], left)
+    fetches = on_lastmod + f.sum()
+    fresh = daily[trusted].sum() + freshness(pages.rate[~trusted], f).sum()
+    return PlanFigures(
+        pages.site, n, float(fetches), float(fresh / n), float(n), float(daily.mean())
+    )

@@ -1,0 +1,116 @@
+"""auditor plan through the command line, on loopback sites and a real history
+(SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from auditor.audit import audit_site
+from auditor.cli import main
+from auditor.crawl.record import record_fetches
+from auditor.crawl.records import FetchRecord
+from auditor.demo.server import SiteServer
+from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
+from auditor.history import History
+from tests.crawl.sites import OPTIONS
+
+
+def _plan(capsys, db_url: str, *args: str) -> list[dict]:
+    assert main(["plan", *args, "--db", db_url, "--format", "jsonl"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def _crawled(history: History, origin: str, paths, at: datetime, hashes=None) -> None:
+    records = [
+        FetchRecord(origin + p, at, 200, content_hash=(hashes or {}).get(p, "same")) for p in paths
+    ]
+    record_fetches(history, records)
+
+
+def _add_page(site: SimulatedSite, path: str) -> None:
+    moment = site.clock.replace(microsecond=0)
+    site.pages[path] = PageState(path, "pages", moment, moment)
+
+
+def test_a_trusted_sites_plan_is_its_advanced_and_new_urls_and_a_few_checks(db_url, capsys):
+    site = SimulatedSite("trusted", {"pages": BEHAVIOURS["accurate-jsonld"]}, 80, seed=3)
+    with SiteServer(site) as server:
+        with History.open(db_url) as history:
+            assert audit_site(server.origin, history, OPTIONS).verdict == "trusted"
+            _crawled(history, server.origin, site.pages, datetime.now(UTC) - timedelta(days=3))
+        changed = set(site.tick())
+        _add_page(site, "/pages/new-1")
+        _add_page(site, "/pages/new-2")
+        planned = _plan(capsys, db_url, server.origin)
+
+    by_reason: dict[str, set[str]] = {}
+    for fetch in planned:
+        by_reason.setdefault(fetch["reason"], set()).add(fetch["url"].removeprefix(server.origin))
+    assert by_reason["lastmod-advanced"] == changed
+    assert by_reason["new-url"] == {"/pages/new-1", "/pages/new-2"}
+    assert 1 <= len(by_reason["verification"]) <= max(1, round(0.05 * len(planned)) + 1)
+    assert not by_reason["verification"] & changed
+    assert set(by_reason) == {"lastmod-advanced", "new-url", "verification"}
+    news = [f for f in planned if f["reason"] == "new-url"]
+    assert all(f["p_changed"] == 1.0 for f in news)
+    priorities = [f["priority"] for f in planned]
+    assert priorities == sorted(priorities, reverse=True)
+    assert all(datetime.fromisoformat(f["due_at"]).tzinfo is not None for f in planned)
+
+
+def test_a_generation_time_sites_plan_follows_the_pages_rates(db_url, capsys):
+    site = SimulatedSite("gen", {"pages": BEHAVIOURS["generation-time"]}, 40, seed=3)
+    paths = sorted(site.pages)
+    fast = set(paths[:10])
+    with SiteServer(site) as server:
+        with History.open(db_url) as history:
+            assert audit_site(server.origin, history, OPTIONS).verdict == "untrusted"
+            start = datetime.now(UTC) - timedelta(days=5)
+            for day in range(5):  # fast pages change every day, the others never
+                hashes = {p: f"v{day}" for p in fast}
+                _crawled(history, server.origin, paths, start + timedelta(days=day), hashes)
+        planned = _plan(capsys, db_url, server.origin, "--budget", "20")
+
+    urls = {f["url"].removeprefix(server.origin) for f in planned}
+    assert urls == fast
+    assert {f["reason"] for f in planned} == {"rate"}
+    assert min(f["p_changed"] for f in planned) > 0.5
+
+
+def test_the_budget_binds_per_host_and_failures_back_off(db_url, capsys):
+    site = SimulatedSite("budget", {"pages": BEHAVIOURS["no-lastmod"]}, 30, seed=3)
+    paths = sorted(site.pages)
+    with SiteServer(site) as server:
+        with History.open(db_url) as history:
+            audit_site(server.origin, history, OPTIONS)
+            at = datetime.now(UTC) - timedelta(hours=20)
+            failed = [FetchRecord(server.origin + p, at, 503) for p in paths[:3]]
+            for days in (1, 0):  # a URL that failed twice: next try 2 days after
+                then = at - timedelta(days=days)
+                failed += [FetchRecord(server.origin + paths[3], then, 503)]
+            record_fetches(history, failed)
+        planned = _plan(capsys, db_url, server.origin, "--budget", "10")
+        everything = _plan(capsys, db_url, server.origin, "--budget", "100")
+
+    assert len(planned) == 10
+    reasons = {f["url"].removeprefix(server.origin): f["reason"] for f in everything}
+    assert {reasons[p] for p in paths[:3]} == {"retry"}  # one failure: tried the next day
+    assert paths[3] not in reasons  # two failures, the last 20 hours ago: waits 2 days
+    assert {reasons[p] for p in paths[4:]} == {"never-fetched"}
+
+
+def test_plan_text_and_csv_and_a_site_not_in_the_history(db_url, capsys, tmp_path):
+    site = SimulatedSite("formats", {"pages": BEHAVIOURS["no-lastmod"]}, 5, seed=3)
+    with SiteServer(site) as server:
+        with History.open(db_url) as history:
+            audit_site(server.origin, history, OPTIONS)
+        assert main(["plan", "--db", db_url, "--format", "text"]) == 0
+        lines = capsys.readouterr().out.split()
+        assert sorted(lines) == sorted(server.origin + p for p in site.pages)
+        assert main(["plan", server.origin, "--db", db_url, "--format", "csv", "--no-walk"]) == 0
+        rows = capsys.readouterr().out.splitlines()
+        assert rows[0].split(",")[:5] == ["url", "site", "sitemap", "due_at", "reason"]
+        assert len(rows) == 6
+    assert main(["plan", "https://never-audited.example", "--db", db_url]) == 2
+    assert "not in the history" in capsys.readouterr().err
