@@ -203,11 +203,16 @@ def run_audit(
 
 
 def save_audit(history: History, bundle: AuditBundle) -> AuditResult:
-    """Save an audit's run in one transaction; returns the result with its run id."""
+    """Save an audit's run in one transaction; returns the result with its run id and
+    what scheduling on its verdicts saves (``savings``, from the crawl log's rates)."""
+    from auditor.planner import site_figures
+
+    figures = site_figures(history, bundle.result.to_dict(), bundle.entries)
+    result = replace(bundle.result, savings=figures.to_dict())
     run_id = history.save_run(
-        bundle.result, files=bundle.files, entries=bundle.entries, pages=bundle.pages
+        result, files=bundle.files, entries=bundle.entries, pages=bundle.pages
     )
-    return replace(bundle.result, run_id=run_id)
+    return replace(result, run_id=run_id)
 
 
 def _score_inputs(

@@ -155,7 +155,20 @@ def audit_summary(result: AuditResult) -> str:
         where = f" [{_short(reason.segment)}]" if reason.segment else ""
         lines.append(f"  - {reason.code}{where}: {reason.detail}")
     lines += _what_to_do(result)
+    lines += _savings(result.savings)
     return "\n".join(lines)
+
+
+def _savings(figures: dict[str, object] | None) -> list[str]:
+    """What scheduling on the verdicts saves, in one line."""
+    if not figures or not figures.get("urls"):
+        return []
+    return [
+        f"  a plan on these verdicts: {figures['fetches_per_day']:,} fetches a day against "
+        f"{figures['uniform_fetches_per_day']:,} for a daily recrawl "
+        f"({float(str(figures['saved_share'])):.0%} saved), expected freshness "
+        f"{figures['freshness']} against {figures['uniform_freshness']} (auditor plan)"
+    ]
 
 
 def _what_to_do(result: AuditResult) -> list[str]:

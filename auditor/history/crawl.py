@@ -11,6 +11,8 @@ Three tables (migration ``0006-crawl-log``):
 - ``crawl_log``: one row per fetch recorded, with what it showed (``content_changed``,
   ``lastmod_advanced``, a credible ``dateModified`` agreeing or not); rows older than
   :data:`LOG_KEEP_DAYS` are dropped as new ones come;
+- ``runs.savings``: what a plan on the run's verdicts saves (its result's ``savings``),
+  for the fleet index without reading every result;
 - ``plan_walks``: one row per site, the sitemaps as a plan last walked them (its files'
   validators and entries, as ``url_state`` keeps a run's), so the next plan asks for them
   conditionally and a fetch is dated against the lastmod it was planned on.
@@ -61,6 +63,7 @@ CRAWL_LOG = (
         lastmod TEXT, content_changed INTEGER, lastmod_advanced INTEGER,
         interval_days REAL, date_agrees INTEGER, recorded_at TEXT NOT NULL)""",
     "CREATE INDEX crawl_log_by_site ON crawl_log(site_id, fetched_at)",
+    "ALTER TABLE runs ADD COLUMN savings TEXT",
     """CREATE TABLE plan_walks (
         site_id INTEGER PRIMARY KEY REFERENCES sites(id),
         walked_at TEXT NOT NULL, files TEXT NOT NULL, urls INTEGER NOT NULL,

@@ -52,8 +52,8 @@ _DROP_OLD_BLOCKS = (
 _LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
 
 
-_RUN_ROW = "id, site_id, started_at, finished_at, verdict, recheck_days, result"
-_INSERT_RUN = f"INSERT INTO runs ({_RUN_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_RUN_ROW = "id, site_id, started_at, finished_at, verdict, recheck_days, result, savings"
+_INSERT_RUN = f"INSERT INTO runs ({_RUN_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_SITE = (
     "INSERT INTO sites (id, origin, created_at)"
     " SELECT coalesce(max(id), 0) + 1, ?, ? FROM sites RETURNING id"
@@ -152,7 +152,8 @@ class History:
             db.execute(
                 _INSERT_RUN,
                 (run_id, site_id, started, instant_text(finished), result.verdict,
-                 result.recheck_days, to_json(stored.to_dict())),
+                 result.recheck_days, to_json(stored.to_dict()),
+                 None if result.savings is None else to_json(result.savings)),
             )  # fmt: skip
             db.insert_rows(
                 "sitemap_files", _numbered_columns(FILE_COLUMNS), _numbered(run_id, file_rows)
@@ -229,6 +230,19 @@ class History:
 
         rows = self._all("SELECT result FROM runs WHERE id = ?", (run_id,))
         return json.loads(rows[0][0]) if rows else None
+
+    def latest_savings(self) -> dict[str, dict[str, Any]]:
+        """Each site's latest run's ``savings`` (sites whose latest run has them)."""
+        import json
+
+        rows = self._all(
+            "SELECT origin, savings FROM ("
+            " SELECT s.origin, r.savings, row_number() OVER"
+            f"  (PARTITION BY r.site_id {_LATEST_FIRST}) AS newest"
+            " FROM runs r JOIN sites s ON s.id = r.site_id) AS latest"
+            " WHERE newest = 1 AND savings IS NOT NULL"
+        )
+        return {str(origin): json.loads(text) for origin, text in rows}
 
     def latest_entries(self, site: str) -> pd.DataFrame | None:
         """The site's latest inventory (loc, lastmod, lastmod_precision, sitemap), or None."""

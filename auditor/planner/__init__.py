@@ -18,14 +18,21 @@ import typing
 import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
-    from auditor.planner.make import PlanFigures, PlannedFetch, default_budget, plan
+    from auditor.planner.make import (
+        PlanFigures,
+        PlannedFetch,
+        default_budget,
+        plan,
+        site_figures,
+    )
 
 _EXPORTS = {
     "PlanFigures": "auditor.planner.make",
     "PlannedFetch": "auditor.planner.make",
     "default_budget": "auditor.planner.make",
     "plan": "auditor.planner.make",
+    "site_figures": "auditor.planner.make",
 }
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
-__all__ = ["PlanFigures", "PlannedFetch", "default_budget", "plan"]
+__all__ = ["PlanFigures", "PlannedFetch", "default_budget", "plan", "site_figures"]

@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from auditor.planner.rates import DEFAULT_RATE, allocate, cgm_rate, freshness, shrunk_rate
-from auditor.planner.schedule import SitePages, schedule_host
+from auditor.planner.rates import (
+    DEFAULT_RATE,
+    PRIOR_INTERVALS,
+    allocate,
+    cgm_rate,
+    freshness,
+    shrunk_rate,
+)
+from auditor.planner.schedule import MIN_P_CHANGED, SitePages, schedule_host
 from auditor.planner.signal import Signal, signal_of
 from auditor.sampler.pacing import DEFAULT_DELAY
 
@@ -31,7 +38,16 @@ if TYPE_CHECKING:
     from auditor.history import History
     from auditor.walker import WalkOptions
 
-__all__ = ["BUDGET_SHARE", "PlanFigures", "PlannedFetch", "default_budget", "plan", "plan_site"]
+__all__ = [
+    "BUDGET_SHARE",
+    "PlanFigures",
+    "PlannedFetch",
+    "default_budget",
+    "plan",
+    "plan_figures",
+    "plan_site",
+    "site_figures",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -216,9 +232,15 @@ def _empty(site: str) -> SitePages:
 
 
 def _pages(
-    history: History, site: str, entries: pd.DataFrame, previous: set[str], now: datetime
+    history: History,
+    site: str,
+    entries: pd.DataFrame,
+    previous: set[str],
+    now: datetime,
+    result: dict[str, Any] | None = None,
 ) -> SitePages:
-    """The arrays of ``site``'s listed pages, from its entries and the crawl log."""
+    """The arrays of ``site``'s listed pages, from its entries and the crawl log (the
+    sub-sitemaps' verdicts from ``result``, else from the site's latest run)."""
     n = len(entries)
     locs = [str(loc) for loc in entries["loc"]]
     names = sorted({str(s) for s in entries["sitemap"]})
@@ -236,7 +258,7 @@ def _pages(
     advanced = ~np.isnan(lastmod) & (
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
-    segments = _segments(history, site, names, segment, figures)
+    segments = _segments(history, site, names, segment, figures, result)
     own = cgm_rate(figures.intervals, figures.changes, figures.observed)
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
     return SitePages(
@@ -288,13 +310,14 @@ def _segments(
     names: Sequence[str],
     segment: np.ndarray[Any, Any],
     figures: _Figures,
+    result: dict[str, Any] | None = None,
 ) -> list[_Segment]:
     """Each sub-sitemap's reading of lastmod and pooled change rate: the latest run's
-    verdict and counts, with the crawler's fetches since."""
+    (or ``result``'s) verdict and counts, with the crawler's fetches since."""
     latest = history.latest_run(site)
-    stored = history.result(latest.run_id) if latest else None
+    stored = result if result is not None else history.result(latest.run_id) if latest else None
     by_name = {s["sitemap"]: s for s in (stored or {}).get("segments", [])}
-    since = history.crawl_counts(site, latest.started_at) if latest else {}
+    since = history.crawl_counts(site, latest.started_at) if latest and result is None else {}
     found = []
     for code, name in enumerate(names):
         run = by_name.get(name, {})
@@ -332,8 +355,9 @@ def _pool(
     crawled: float, figures: _Figures, mine: np.ndarray[Any, Any], run: dict[str, Any]
 ) -> float:
     """The sub-sitemap's pooled rate: the crawl log's and the audit panel's, weighed by
-    their intervals; the default where neither observed anything."""
-    weights, rates = [], []
+    their intervals, shrunk towards :data:`DEFAULT_RATE` as a page's is towards its pool
+    (a 3-page panel that saw no change does not make 120 pages static)."""
+    weights, rates = [PRIOR_INTERVALS], [DEFAULT_RATE]
     crawl_n = float(figures.intervals[mine].sum())
     if crawl_n > 0 and not math.isnan(crawled):
         weights.append(crawl_n)
@@ -342,8 +366,6 @@ def _pool(
     if panel is not None and run.get("compared"):
         weights.append(float(run["compared"]))
         rates.append(float(panel))
-    if not weights:
-        return DEFAULT_RATE
     return float(np.average(rates, weights=weights))
 
 
@@ -359,11 +381,22 @@ def _lastmods(entries: pd.DataFrame) -> list[datetime | None]:
     return [None if v is None or v != v else v.to_pydatetime() for v in column.astype(object)]
 
 
+def site_figures(
+    history: History, result: dict[str, Any], entries: pd.DataFrame, budget: float | None = None
+) -> PlanFigures:
+    """What the plan saves on the site of ``result`` (an ``AuditResult`` as a dict, its
+    run not saved yet) with its inventory ``entries``: :func:`plan_figures`."""
+    started = datetime.fromisoformat(str(result["started_at"]))
+    pages = _pages(history, str(result["site"]), entries, set(), started, result)
+    return plan_figures(pages, default_budget() if budget is None else budget)
+
+
 def plan_figures(pages: SitePages, budget: float) -> PlanFigures:
     """What the plan costs and keeps fresh on a site, in expectation, against a uniform
     daily recrawl: trusted pages are fetched on the day their lastmod advances (about
     their change rate, at most daily: as fresh as a daily recrawl), the others at the
-    allocated frequencies of the budget left."""
+    allocated frequencies of the budget left, no sooner than their chance of a change
+    reaches :data:`~auditor.planner.schedule.MIN_P_CHANGED`."""
     n = len(pages)
     if not n:
         return PlanFigures(pages.site, 0, 0.0, 1.0, 0.0, 1.0)
@@ -371,7 +404,8 @@ def plan_figures(pages: SitePages, budget: float) -> PlanFigures:
     trusted = pages.trusted
     on_lastmod = np.minimum(pages.rate[trusted], 1.0).sum()
     left = max(budget - on_lastmod, 0.0)
-    f = allocate(pages.rate[~trusted], left)
+    rate = pages.rate[~trusted]
+    f = np.minimum(allocate(rate, left), rate / -math.log1p(-MIN_P_CHANGED))
     fetches = on_lastmod + f.sum()
     fresh = daily[trusted].sum() + freshness(pages.rate[~trusted], f).sum()
     return PlanFigures(

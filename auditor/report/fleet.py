@@ -22,7 +22,7 @@ from auditor.scorer.result import VERDICTS
 if TYPE_CHECKING:
     from auditor.history import History
 
-__all__ = ["TRENDS", "fleet_rows", "verdict_counts", "write_fleet_index"]
+__all__ = ["TRENDS", "fleet_rows", "fleet_savings", "verdict_counts", "write_fleet_index"]
 
 #: How good each verdict is for scheduling, to tell a trend up from a trend down.
 _RANK = {"trusted": 4, "partial": 3, "inconclusive": 2, "untrusted": 1, "no-lastmod": 1}
@@ -38,6 +38,7 @@ def fleet_rows(history: History, slugs: dict[str, str]) -> list[dict[str, Any]]:
     verdicts: dict[str, list[str]] = defaultdict(list)
     for run in history.runs():  # oldest first: one query for the whole fleet
         verdicts[run.site].append(run.verdict)
+    savings = history.latest_savings()
     rows = []
     for record in history.sites():
         past = verdicts[record.origin]
@@ -51,9 +52,29 @@ def fleet_rows(history: History, slugs: dict[str, str]) -> list[dict[str, Any]]:
                 "timeline": past[-_TIMELINE:],
                 "report": f"{slugs[record.origin]}/index.html" if record.origin in slugs else None,
                 "name": _label(record.origin, slugs.get(record.origin)),
+                "savings": savings.get(record.origin),
             }
         )
     return sorted(rows, key=lambda r: (_RANK.get(r["verdict"], 0), r["site"]))
+
+
+def fleet_savings(rows: list[dict[str, Any]]) -> dict[str, float] | None:
+    """The fleet's fetches a day under the plans against a daily recrawl of every URL,
+    and their expected freshness (weighted by URLs), over the sites that have figures."""
+    figures = [r["savings"] for r in rows if r.get("savings") and r["savings"].get("urls")]
+    if not figures:
+        return None
+    urls = sum(f["urls"] for f in figures)
+    plan = sum(f["fetches_per_day"] for f in figures)
+    uniform = sum(f["uniform_fetches_per_day"] for f in figures)
+    return {
+        "sites": len(figures),
+        "fetches_per_day": plan,
+        "uniform_fetches_per_day": uniform,
+        "saved_share": 1 - plan / uniform if uniform else 0.0,
+        "freshness": sum(f["freshness"] * f["urls"] for f in figures) / urls,
+        "uniform_freshness": sum(f["uniform_freshness"] * f["urls"] for f in figures) / urls,
+    }
 
 
 def verdict_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
@@ -90,6 +111,7 @@ def write_fleet_index(history: History, folder: Path, slugs: dict[str, str]) -> 
         .render(
             rows=rows,
             counts=verdict_counts(rows),
+            savings=fleet_savings(rows),
             trends=[t for t in TRENDS if t in trends],
             ranks=_RANK,
             trend_ranks={t: i for i, t in enumerate(TRENDS)},

@@ -241,6 +241,9 @@ class AuditResult:
     finished_at: datetime | None = None
     problems: tuple[dict[str, str], ...] = ()  # the walk's first problems (MAX_PROBLEMS_KEPT)
     notes: tuple[Reason, ...] = ()  # codes from NOTE_CODES: figures explained, no verdict
+    #: What scheduling on this verdict saves (:class:`auditor.planner.PlanFigures`):
+    #: fetches a day and expected freshness under the plan and under a daily recrawl.
+    savings: dict[str, Any] | None = None
 
     @property
     def degraded(self) -> bool:
@@ -268,6 +271,7 @@ class AuditResult:
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
             "problems": list(self.problems),
             "notes": [n.to_dict() for n in self.notes],
+            "savings": self.savings,
         }
 
 
