@@ -15,7 +15,13 @@ import auditor._lazy as _lazy
 if typing.TYPE_CHECKING:
     from auditor.history.copy import CopySummary, copy_history
     from auditor.history.db import MIGRATIONS, default_db_path
-    from auditor.history.records import DEFAULT_RECHECK_DAYS, RunRecord, SiteRecord
+    from auditor.history.records import (
+        DEFAULT_RECHECK_DAYS,
+        DUE_TOLERANCE,
+        DUE_TOLERANCE_SHARE,
+        RunRecord,
+        SiteRecord,
+    )
     from auditor.history.state import decode_state, encode_state
     from auditor.history.store import History
 
@@ -25,6 +31,8 @@ _EXPORTS = {
     "MIGRATIONS": "auditor.history.db",
     "default_db_path": "auditor.history.db",
     "DEFAULT_RECHECK_DAYS": "auditor.history.records",
+    "DUE_TOLERANCE": "auditor.history.records",
+    "DUE_TOLERANCE_SHARE": "auditor.history.records",
     "RunRecord": "auditor.history.records",
     "SiteRecord": "auditor.history.records",
     "decode_state": "auditor.history.state",
@@ -35,6 +43,8 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_RECHECK_DAYS",
+    "DUE_TOLERANCE",
+    "DUE_TOLERANCE_SHARE",
     "MIGRATIONS",
     "CopySummary",
     "History",

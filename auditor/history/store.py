@@ -201,9 +201,18 @@ class History:
         return [SiteRecord.of(row[1], row[6], _run(row[:6])) for row in latest]
 
     def due_sites(self, now: datetime) -> list[SiteRecord]:
-        """The sites whose ``due_at`` is at or before ``now`` (an aware datetime)."""
+        """The sites due for re-verification at ``now`` (an aware datetime), by origin.
+
+        A site is due when ``due_at <= now + tolerance``: ``due_at`` is its latest run's
+        start plus its interval (:class:`SiteRecord`), the tolerance a quarter of that
+        interval, at most 12 hours (:data:`~auditor.history.records.DUE_TOLERANCE`,
+        :func:`~auditor.history.records.due_tolerance`). So a daily cron at a fixed hour
+        re-verifies a site on the day it is due, not a day late, even when the previous
+        fleet reached it hours after the cron's start or the cron fires a little early;
+        and a 1-day site is not due again until 18 hours after its run started.
+        """
         moment = aware(now)
-        return [site for site in self.sites() if site.due_at <= moment]
+        return [site for site in self.sites() if site.is_due(moment)]
 
     def runs(self, site: str | None = None) -> list[RunRecord]:
         """Every run (or those of ``site``), oldest first."""

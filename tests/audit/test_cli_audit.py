@@ -91,11 +91,12 @@ def test_reverify_audits_only_the_sites_that_are_due(db, capsys):
         assert main(["reverify", "--db", db]) == 0
         assert "no site is due" in capsys.readouterr().out
 
+        aged = (datetime.now(UTC) - timedelta(days=60)).isoformat(timespec="microseconds")
         with sqlite3.connect(db) as conn:  # make one site's last run old enough to be due
             conn.execute(
-                "UPDATE runs SET finished_at = ? "
+                "UPDATE runs SET started_at = ?, finished_at = ? "
                 "WHERE site_id = (SELECT id FROM sites WHERE origin = ?)",
-                ((datetime.now(UTC) - timedelta(days=60)).isoformat(), a.origin),
+                (aged, aged, a.origin),
             )
         assert main(["reverify", "--db", db, "--delay", "0", "--json"]) == 0
         (result,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

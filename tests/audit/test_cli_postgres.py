@@ -47,7 +47,7 @@ def test_the_history_commands_on_postgresql(postgres_server, tmp_path, monkeypat
         ]  # fmt: skip
 
         aged = (datetime.now(UTC) - timedelta(days=60)).isoformat(timespec="microseconds")
-        raw(url, "UPDATE runs SET finished_at = ?", (aged,))
+        raw(url, "UPDATE runs SET started_at = ?, finished_at = ?", (aged, aged))
         assert main(["reverify", "--delay", "0", "--json"]) == 0
         (line,) = capsys.readouterr().out.splitlines()  # JSON Lines: one site was due
         second = json.loads(line)

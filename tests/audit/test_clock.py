@@ -10,7 +10,7 @@ from auditor.audit import AuditOptions, audit_site
 from auditor.demo.clock import SimulatedClock
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
-from auditor.history import History
+from auditor.history import DEFAULT_RECHECK_DAYS, History
 from auditor.sampler import SampleOptions
 
 WEEK = timedelta(days=7)
@@ -62,3 +62,22 @@ def test_two_runs_a_week_apart_read_as_a_real_site(history):
     (segment,) = second.segments
     assert 0.01 < segment.change_rate < 0.2  # a quarter of the pages changed in a week
     assert segment.recheck_days > 1.0
+
+
+def test_a_site_a_nightly_fleet_reached_late_is_due_at_next_times_cron(history):
+    """A cron at 02:00 whose fleet reached the site at 07:00: the next cron of its due day
+    (02:00, or half a minute early) re-verifies it, and the day before's does not."""
+    midnight = (datetime.now(UTC) - timedelta(days=60)).replace(hour=0, minute=0, second=0)
+    cron = midnight.replace(hour=2, microsecond=0)
+    clock = SimulatedClock(cron + timedelta(hours=5))  # the fleet's earlier sites took 5 h
+    options = AuditOptions(sample=SampleOptions(sample=20, delay=0.0), seed=1, clock=clock.now)
+    with SiteServer(_site("generation-time", clock.now()), clock.now) as server:
+        audit_site(server.origin, history, options)
+
+    (site,) = history.sites()
+    days = timedelta(days=site.recheck_days or DEFAULT_RECHECK_DAYS)
+    assert days >= timedelta(days=1) and days % timedelta(days=1) == timedelta()
+    assert site.due_at == site.last_started_at + days  # from the start: 07:00 on its due day
+    assert history.due_sites(cron + days - timedelta(days=1)) == []
+    for fired in (cron + days, cron + days - timedelta(seconds=30)):
+        assert [s.origin for s in history.due_sites(fired)] == [server.origin], fired

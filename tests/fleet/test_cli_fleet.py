@@ -33,10 +33,11 @@ def db(tmp_path, monkeypatch):
 
 
 def _make_due(db: str) -> None:
+    aged = (datetime.now(UTC) - timedelta(days=60)).isoformat(timespec="microseconds")
     with sqlite3.connect(db) as conn:
         conn.execute(
-            "UPDATE runs SET finished_at = ?",
-            ((datetime.now(UTC) - timedelta(days=60)).isoformat(),),
+            "UPDATE runs SET started_at = ?, finished_at = ?",
+            (aged, aged),
         )
     conn.close()
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from auditor.errors import HistoryError
-from auditor.history import DEFAULT_RECHECK_DAYS, History
+from auditor.history import DEFAULT_RECHECK_DAYS, DUE_TOLERANCE, History
+from auditor.history.records import due_tolerance
 from auditor.models import SitemapFile
 from auditor.scorer.result import PageObservation
 from tests.history.helpers import BIG_SIMHASH, STARTED, entries, files, pages, result, save
@@ -151,15 +152,29 @@ def test_url_state_follows_the_run_started_last(history):
 def test_due_sites_use_recheck_days_or_the_default(history):
     save(history, "https://a.example", recheck_days=1.0)
     save(history, "https://b.example", recheck_days=None)
-    finished = result().finished_at
     a, b = history.sites()
-    assert a.due_at == finished + timedelta(days=1)
-    assert (b.recheck_days, b.due_at) == (None, finished + timedelta(days=DEFAULT_RECHECK_DAYS))
-    assert history.due_sites(finished) == []
-    assert history.due_sites(finished + timedelta(days=1)) == [a]
-    assert history.due_sites(finished + timedelta(days=7)) == [a, b]
+    assert a.due_at == STARTED + timedelta(days=1)  # from the run's start, not its end
+    assert (b.recheck_days, b.due_at) == (None, STARTED + timedelta(days=DEFAULT_RECHECK_DAYS))
+    assert history.due_sites(result().finished_at) == []
+    assert history.due_sites(STARTED + timedelta(days=1)) == [a]
+    assert history.due_sites(STARTED + timedelta(days=7)) == [a, b]
     with pytest.raises(ValueError, match="aware"):
         history.due_sites(datetime(2030, 1, 1))
+
+
+@pytest.mark.parametrize(
+    ("days", "tolerance"),
+    [(1.0, timedelta(hours=6)), (None, DUE_TOLERANCE), (2.0, DUE_TOLERANCE), (0.0, timedelta())],
+)
+def test_a_site_is_due_a_tolerance_before_its_due_at(history, days, tolerance):
+    save(history, recheck_days=days)
+    (site,) = history.sites()
+    assert (
+        site.tolerance == tolerance == due_tolerance(DEFAULT_RECHECK_DAYS if days is None else days)
+    )
+    assert history.due_sites(site.due_at - tolerance) == [site]
+    assert history.due_sites(site.due_at - tolerance - timedelta(microseconds=1)) == []
+    assert site.is_due(site.due_at)
 
 
 def test_tables_are_flat_frames_for_exports(history):
