@@ -157,13 +157,20 @@ class _Recorder:
         """Judge and save one batch, a transaction per site."""
         by_site: dict[str, list[FetchRecord]] = {}
         for record in batch:
-            origin = site_origin(record.url)
+            origin = self._origin(record.url)
             if origin is None or origin not in self.site_ids:
                 self.summary.unknown_site += 1
                 continue
             by_site.setdefault(origin, []).append(record)
         for origin, records in by_site.items():
             self._record_site(origin, sorted(records, key=lambda r: r.fetched_at))
+
+    def _origin(self, url: str) -> str | None:
+        """The site of ``url``: its text up to the path when that is a known origin as
+        written (the common case, one slice), else parsed."""
+        end = url.find("/", url.find("://") + 3)
+        head = url if end < 0 else url[:end]
+        return head if head in self.site_ids else site_origin(url)
 
     def _listing(self, origin: str) -> dict[str, _Listed]:
         if origin not in self.listings:

@@ -77,6 +77,10 @@ class Database(ABC):
         """Run one statement, no rows wanted."""
 
     @abstractmethod
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement once per row (an upsert of many rows), no rows wanted."""
+
+    @abstractmethod
     def insert_rows(
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -93,7 +93,7 @@ class CrawlState:
 
     def row(self, site_id: int) -> tuple[Any, ...]:
         """The ``crawl_state`` values, ``site_id`` first."""
-        values = list(astuple(self))
+        values = [getattr(self, name) for name in STATE_COLUMNS]
         for i in _INSTANT_FIELDS:
             values[i] = None if values[i] is None else instant_text(values[i])
         values[_SIMHASH] = signed64(values[_SIMHASH])
@@ -132,7 +132,7 @@ class CrawlLogRow:
 
     def row(self, site_id: int, recorded_at: datetime) -> tuple[Any, ...]:
         """The ``crawl_log`` values."""
-        values: list[Any] = list(astuple(self))
+        values: list[Any] = [getattr(self, name) for name in _LOG_FIELDS]
         values[2] = instant_text(values[2])
         values[5] = None if values[5] is None else instant_text(values[5])
         for i in (6, 7, 9):
@@ -140,7 +140,8 @@ class CrawlLogRow:
         return (site_id, *values, instant_text(recorded_at))
 
 
-LOG_COLUMNS = (*(f.name for f in fields(CrawlLogRow)), "recorded_at")
+_LOG_FIELDS = tuple(f.name for f in fields(CrawlLogRow))
+LOG_COLUMNS = (*_LOG_FIELDS, "recorded_at")
 
 
 @dataclass
@@ -207,8 +208,7 @@ def save_fetches(
     """Write one batch of a site's fetches in one transaction: the URLs' new states and
     the log rows; log rows of the site older than ``keep_after`` are dropped."""
     with db.write():
-        for state in states:
-            db.execute(_UPSERT_STATE, state.row(site_id))
+        db.execute_many(_UPSERT_STATE, [state.row(site_id) for state in states])
         db.insert_rows(
             "crawl_log", ("site_id", *LOG_COLUMNS), [r.row(site_id, recorded_at) for r in log]
         )

@@ -202,6 +202,12 @@ class PostgresDatabase(Database):
         with self.translated():
             self.conn.execute(placeholders(sql), params)
 
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if not rows:
+            return
+        with self.translated(), self.conn.cursor() as cursor:
+            cursor.executemany(placeholders(sql), [_without_nul(row) for row in rows])
+
     def insert_rows(
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ) -> None:

@@ -145,6 +145,10 @@ class SqliteDatabase(Database):
         with translated(self.path):
             self.conn.execute(sql, params)
 
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with translated(self.path):
+            self.conn.executemany(sql, rows)
+
     def insert_rows(
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ) -> None:
