@@ -112,117 +112,160 @@ def schedule_host(
     sites: Sequence[SitePages], budget: float, horizon_days: float
 ) -> list[Candidate]:
     """The fetches due on one host within ``horizon_days``, at most ``budget`` a day
-    (``budget × horizon`` in all), highest priority first."""
-    parts = [_judge(n, pages, horizon_days) for n, pages in enumerate(sites)]
+    (``budget × horizon`` in all), highest priority first. Vectorised over the host's
+    pages: only the fetches chosen are made into objects."""
+    host = _Host.of(sites, horizon_days)
     cap = max(math.floor(budget * horizon_days), 0)
-    must = [c for part in parts for c in part.must]
-    verify = _verification(sites, parts, len(must), cap)
+    must = np.flatnonzero(host.reason >= 0)
+    verify = _verification(host, len(must), cap)
     left = max(cap - len(must) - len(verify), 0)
-    by_rate = _by_rate(sites, parts, left / max(horizon_days, 1e-9), horizon_days)
-    chosen = sorted(must + by_rate, key=lambda c: -c.priority)[: max(cap - len(verify), 0)]
-    return sorted(chosen + verify, key=lambda c: -c.priority)
+    _by_rate(host, left / max(horizon_days, 1e-9), horizon_days)
+    due = np.flatnonzero(host.reason >= 0)
+    kept = _top(due, host.priority, max(cap - len(verify), 0))
+    chosen = np.concatenate([kept, verify])
+    order = chosen[np.argsort(-host.priority[chosen], kind="stable")]
+    return [
+        Candidate(int(host.site[k]), int(host.page[k]), float(host.wait[k]),
+                  REASONS[int(host.reason[k])], float(host.priority[k]), float(host.p[k]))
+        for k in order
+    ]  # fmt: skip
+
+
+#: Reason codes, by their index in the policy's arrays.
+REASONS = ("new-url", "never-fetched", "retry", "lastmod-advanced", "rate", "verification")
+_NEW, _NEVER, _RETRY, _ADVANCED, _RATE, _VERIFY = range(len(REASONS))
 
 
 @dataclass
-class _Judged:
-    """One site's pages judged: the chance each copy is stale, and what is due."""
+class _Host:
+    """A host's pages judged, as arrays over all its sites' pages: the chance each copy
+    is stale, the freshness a fetch buys, and what is due (``reason`` -1: nothing yet)."""
 
+    site: npt.NDArray[np.intp]
+    page: npt.NDArray[np.intp]
+    rate: Floats
+    copy_age: Floats
+    segment: npt.NDArray[np.intp]  # the sub-sitemap's number across the host
+    informative: Flags  # the page's lastmod moves the odds
+    advanced: Flags
     p: Floats
     value: Floats  # freshness a fetch buys over the next day
-    must: list[Candidate]
-    trusted_still: npt.NDArray[np.intp]  # trusted pages not advanced, not due
+    reason: npt.NDArray[np.int8]
+    wait: Floats  # days until due
+    still: npt.NDArray[np.intp]  # trusted pages not advanced, not due: verification's pool
     open: npt.NDArray[np.intp]  # pages the rate allocation decides on
 
+    @property
+    def priority(self) -> Floats:
+        """``p_changed`` times the freshness a fetch buys."""
+        found: Floats = self.p * self.value
+        return found
 
-def _judge(site: int, pages: SitePages, horizon: float) -> _Judged:
+    @classmethod
+    def of(cls, sites: Sequence[SitePages], horizon: float) -> _Host:
+        """Judge every page of ``sites``."""
+        parts = [_judge(pages, horizon) for pages in sites]
+        offsets = np.cumsum([0] + [len(pages.signals) for pages in sites])
+        cat = np.concatenate
+        sizes = [len(pages) for pages in sites]
+        reason = cat([part[2] for part in parts]) if parts else np.zeros(0, np.int8)
+        trusted = cat([pages.trusted for pages in sites]) if sites else np.zeros(0, bool)
+        decided = (reason >= 0) | cat([part[3] for part in parts]) if parts else trusted
+        return cls(
+            site=np.repeat(np.arange(len(sites)), sizes),
+            page=cat([np.arange(n) for n in sizes]) if sites else np.zeros(0, np.intp),
+            rate=cat([pages.rate for pages in sites]) if sites else np.zeros(0),
+            copy_age=cat([pages.copy_age for pages in sites]) if sites else np.zeros(0),
+            segment=cat([pages.segment + offsets[n] for n, pages in enumerate(sites)])
+            if sites
+            else np.zeros(0, np.intp),
+            informative=cat([part[4] for part in parts]) if parts else trusted,
+            advanced=cat([pages.advanced for pages in sites]) if sites else trusted,
+            p=cat([part[0] for part in parts]) if parts else np.zeros(0),
+            value=cat([part[1] for part in parts]) if parts else np.zeros(0),
+            reason=reason,
+            wait=np.zeros(len(reason)),
+            still=np.flatnonzero(trusted & ~decided),
+            open=np.flatnonzero(~trusted & ~decided),
+        )
+
+
+def _judge(
+    pages: SitePages, horizon: float
+) -> tuple[Floats, Floats, npt.NDArray[np.int8], Flags, Flags]:
+    """One site's pages: ``p_changed``, the value of a fetch, the must-fetch reasons (-1
+    for none), the pages waiting out a backoff, and whose lastmod is informative."""
     prior = 1.0 - np.exp(-pages.rate * np.nan_to_num(pages.copy_age, nan=0.0))
     p = np.ones(len(pages))
+    informative = np.zeros(len(pages), dtype=bool)
     for code, signal in enumerate(pages.signals):
         mine = pages.segment == code
         p[mine] = signal.posterior(prior[mine], pages.advanced[mine])
+        informative[mine] = signal.informative
     never = np.isnan(pages.copy_age)
     p[never] = 1.0
     value = freshness(pages.rate, 1.0)
     backoff = np.minimum(2.0 ** np.maximum(pages.failures - 1, 0), MAX_BACKOFF_DAYS)
     failing = pages.failures > 0
     retry_due = failing & (np.nan_to_num(pages.fetch_age, nan=np.inf) + horizon > backoff)
+    settled = pages.trusted & ~never & ~failing
+    reason = np.full(len(pages), -1, dtype=np.int8)
+    reason[settled & ~pages.advanced & (p >= TRUSTED_FALLBACK)] = _RATE
+    reason[settled & pages.advanced & (p >= MIN_P_CHANGED)] = _ADVANCED
+    reason[retry_due] = _RETRY
+    reason[never & ~failing & ~pages.new] = _NEVER
+    reason[never & ~failing & pages.new] = _NEW
     waiting = failing & ~retry_due
-    advanced = pages.trusted & pages.advanced & ~never & ~failing
-    fallback = pages.trusted & ~pages.advanced & ~never & ~failing & (p >= TRUSTED_FALLBACK)
-    must_reasons = [
-        (never & pages.new & ~failing, "new-url"),
-        (never & ~pages.new & ~failing, "never-fetched"),
-        (retry_due, "retry"),
-        (advanced & (p >= MIN_P_CHANGED), "lastmod-advanced"),
-        (fallback, "rate"),
-    ]
-    must = [
-        Candidate(site, int(i), 0.0, reason, float(p[i] * value[i]), float(p[i]))
-        for flags, reason in must_reasons
-        for i in np.flatnonzero(flags)
-    ]
-    decided = never | failing | advanced | fallback | waiting
-    still = np.flatnonzero(pages.trusted & ~decided)
-    rest = np.flatnonzero(~pages.trusted & ~decided)
-    return _Judged(p, value, must, still, rest)
+    waiting |= settled & pages.advanced & (p < MIN_P_CHANGED)
+    return p, value, reason, waiting, informative
 
 
-def _verification(
-    sites: Sequence[SitePages], parts: Sequence[_Judged], planned: int, cap: int
-) -> list[Candidate]:
-    """Fetches of trusted pages whose lastmod stayed put, oldest copy first."""
-    candidates = [
-        (float(pages.copy_age[i]), n, int(i))
-        for n, (pages, part) in enumerate(zip(sites, parts, strict=True))
-        for i in part.trusted_still
-    ]
-    if not candidates or cap <= 0:
-        return []
-    segments = {(n, int(sites[n].segment[i])) for _, n, i in candidates}
-    wanted = max(math.ceil(VERIFY_SHARE * planned), len(segments))
-    wanted = min(wanted, len(candidates), max(cap // 10, 1))
-    chosen: list[tuple[float, int, int]] = []
-    firsts: dict[tuple[int, int], tuple[float, int, int]] = {}
-    for item in sorted(candidates, reverse=True):  # one a sub-sitemap first
-        firsts.setdefault((item[1], int(sites[item[1]].segment[item[2]])), item)
-    chosen = list(firsts.values())[:wanted]
-    taken = set(chosen)
-    chosen += [c for c in sorted(candidates, reverse=True) if c not in taken][
-        : wanted - len(chosen)
-    ]
-    return [
-        Candidate(n, i, 0.0, "verification", float(parts[n].p[i] * parts[n].value[i]),
-                  float(parts[n].p[i]))
-        for _, n, i in chosen
-    ]  # fmt: skip
+def _top(indices: npt.NDArray[np.intp], priority: Floats, n: int) -> npt.NDArray[np.intp]:
+    """The ``n`` of ``indices`` with the highest priority."""
+    if n <= 0:
+        return indices[:0]
+    if len(indices) <= n:
+        return indices
+    return indices[np.argpartition(-priority[indices], n - 1)[:n]]
 
 
-def _by_rate(
-    sites: Sequence[SitePages], parts: Sequence[_Judged], per_day: float, horizon: float
-) -> list[Candidate]:
-    """The open pages due under the allocation of ``per_day`` fetches among them."""
-    index = [(n, int(i)) for n, part in enumerate(parts) for i in part.open]
-    if not index or per_day <= 0:
-        return []
-    rate = np.array([sites[n].rate[i] for n, i in index])
+def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
+    """Fetches of trusted pages whose lastmod stayed put: one a sub-sitemap first, then
+    the oldest copies, :data:`VERIFY_SHARE` of the plan in all."""
+    pool = host.still
+    if not len(pool) or cap <= 0:
+        return pool[:0]
+    oldest = pool[np.argsort(-host.copy_age[pool], kind="stable")]
+    _, firsts = np.unique(host.segment[oldest], return_index=True)
+    wanted = max(math.ceil(VERIFY_SHARE * planned), len(firsts))
+    wanted = min(wanted, len(pool), max(cap // 10, 1))
+    head = oldest[np.sort(firsts)][:wanted]
+    rest = np.setdiff1d(oldest, head, assume_unique=True)
+    rest = rest[np.argsort(-host.copy_age[rest], kind="stable")]
+    chosen = np.concatenate([head, rest[: wanted - len(head)]])
+    host.reason[chosen] = _VERIFY
+    return chosen
+
+
+def _by_rate(host: _Host, per_day: float, horizon: float) -> None:
+    """Mark the open pages due under the allocation of ``per_day`` fetches among them."""
+    index = host.open
+    if not len(index) or per_day <= 0:
+        return
+    rate = host.rate[index]
     f = allocate(rate, per_day, max_per_day=1.0 / max(min(horizon, 1.0), 1e-9))
-    due: list[Candidate] = []
-    for k, (n, i) in enumerate(index):
-        if f[k] <= 0:
-            continue
-        pages, part = sites[n], parts[n]
-        threshold = 1.0 - math.exp(-rate[k] / f[k])
-        p = float(part.p[i])
-        signal = pages.signal(i)
-        if p >= max(threshold, MIN_P_CHANGED):
-            wait = 0.0
-        elif signal.informative:
-            continue  # tomorrow's walk tells more than a guess about later today
-        else:
-            wait = 1.0 / f[k] - float(pages.copy_age[i])
-            late = 1.0 - math.exp(-rate[k] * (pages.copy_age[i] + wait))
-            if wait >= horizon or late < MIN_P_CHANGED:
-                continue
-        reason = "lastmod-advanced" if pages.advanced[i] and signal.informative else "rate"
-        due.append(Candidate(n, i, max(wait, 0.0), reason, p * float(part.value[i]), p))
-    return due
+    visited = f > 0
+    index, rate, f = index[visited], rate[visited], f[visited]
+    p = host.p[index]
+    threshold = np.maximum(-np.expm1(-rate / f), MIN_P_CHANGED)
+    now = p >= threshold
+    # a page whose lastmod says nothing is due when its interval ends within the horizon;
+    # one whose lastmod does waits for tomorrow's walk rather than a guess about today
+    wait = 1.0 / f - host.copy_age[index]
+    late = -np.expm1(-rate * (host.copy_age[index] + wait))
+    later = ~now & ~host.informative[index] & (wait < horizon) & (late >= MIN_P_CHANGED)
+    due = now | later
+    chosen = index[due]
+    moved = host.advanced[chosen] & host.informative[chosen]
+    host.reason[chosen] = np.where(moved, _ADVANCED, _RATE).astype(np.int8)
+    host.wait[chosen] = np.where(now[due], 0.0, np.maximum(wait[due], 0.0))
