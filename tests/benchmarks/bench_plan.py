@@ -2,7 +2,7 @@
 
 Run by hand, never by pytest:
     python3 tests/benchmarks/bench_plan.py            # 24 sites x 240 pages, 28 days
-    python3 tests/benchmarks/bench_plan.py --quick    # 14 sites x 120 pages, 14 days
+    python3 tests/benchmarks/bench_plan.py --quick    # 14 sites x 120 pages, 21 days
     python3 tests/benchmarks/bench_plan.py --policies uniform,naive,oracle,upper
 
 The world (:mod:`tests.benchmarks.planbench.world`): a fleet of simulated sites, every
@@ -78,7 +78,7 @@ RIGHT = ("accurate", "date-only")
 RIGHT_SLACK = 0.01
 ORACLE_SHARE = 0.5  # elsewhere: at least this share of the oracle's gain over uniform
 OVERALL_GAIN = 0.03  # overall: this much above the best of uniform and naive
-QUICK = {"sites": 14, "pages": 120, "budget": 18, "days": 14}
+QUICK = {"sites": 14, "pages": 120, "budget": 18, "days": 21}
 DEFAULTS = {"sites": 24, "pages": 240, "budget": 36, "days": 28}
 
 
@@ -214,13 +214,17 @@ def print_audits(audits: list[AuditRow]) -> None:
     for a in audits:
         by_site.setdefault((a.site, a.behaviour), {})[a.day] = a
     print("weekly audits: verdict (pages sampled)")
-    print(f"{'site':<22}{'behaviour':<12}" + "".join(f"{'day ' + str(d):<20}" for d in days))
+    print(
+        (
+            f"{'site':<22}{'behaviour':<12}" + "".join(f"{'day ' + str(d):<20}" for d in days)
+        ).rstrip()
+    )
     for (site, behaviour), runs in by_site.items():
         cells = "".join(
             f"{runs[d].verdict + f' ({runs[d].requested})':<20}" if d in runs else " " * 20
             for d in days
         )
-        print(f"{site:<22}{behaviour:<12}{cells}")
+        print(f"{site:<22}{behaviour:<12}{cells}".rstrip())
     print(f"audit pages fetched in all: {sum(a.requested for a in audits):,}\n")
 
 
