@@ -233,7 +233,8 @@ def _crawl(
                 notes["off-world"] += 1
                 continue
             fetches.add(owner, page, served)
-            fetches.predictions.append(Prediction(owner, page, served, float(item.p_changed)))
+            if item.p_changed is not None:
+                fetches.predictions.append(Prediction(owner, page, served, float(item.p_changed)))
         record_fetches(history, records, now=world.at((day + 1) * DAY))
         say(f"auditor: day {day + 1} of {world.days}: {len(items)} planned, {len(queue)} fetched")
     fetches.notes.update(notes)
