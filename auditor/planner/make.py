@@ -26,9 +26,10 @@ from auditor.planner.rates import (
     allocate,
     cgm_rate,
     freshness,
+    pooled_rates,
     shrunk_rate,
 )
-from auditor.planner.schedule import MIN_P_CHANGED, SitePages, schedule_host
+from auditor.planner.schedule import MIN_OBSERVED, MIN_P_CHANGED, SitePages, schedule_host
 from auditor.planner.signal import Signal, signal_of
 from auditor.sampler.pacing import DEFAULT_DELAY
 
@@ -179,6 +180,7 @@ class _Segment:
 
     signal: Signal
     pool_rate: float
+    observed: float  # intervals its pooled rate rests on (crawl log and panel)
 
 
 def plan_site(
@@ -228,7 +230,7 @@ def _empty(site: str) -> SitePages:
     nothing, none = np.zeros(0), np.zeros(0, dtype=bool)
     no_segment = np.zeros(0, dtype=np.intp)
     return SitePages(site, [], no_segment, [], [], [], nothing, nothing, nothing, nothing,
-                     none, none)  # fmt: skip
+                     none, none, none)  # fmt: skip
 
 
 def _pages(
@@ -261,6 +263,7 @@ def _pages(
     segments = _segments(history, site, names, segment, figures, result)
     own = cgm_rate(figures.intervals, figures.changes, figures.observed)
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
+    observed = np.array([s.observed for s in segments] + [0.0])[segment] + figures.intervals
     return SitePages(
         site=site,
         locs=locs,
@@ -268,7 +271,7 @@ def _pages(
         sitemaps=names,
         signals=[s.signal for s in segments],
         lastmods=_lastmods(entries),
-        rate=shrunk_rate(own, figures.intervals, pool),
+        rate=_rates(own, figures, pool, segment, len(names)),
         copy_age=figures.copy_age,
         fetch_age=figures.fetch_age,
         failures=figures.failures,
@@ -276,7 +279,26 @@ def _pages(
         new=np.array([loc not in previous for loc in locs], dtype=bool)
         if previous
         else np.zeros(n, dtype=bool),
+        known=observed >= MIN_OBSERVED,
     )
+
+
+def _rates(
+    own: np.ndarray[Any, Any],
+    figures: _Figures,
+    pool: np.ndarray[Any, Any],
+    segment: np.ndarray[Any, Any],
+    segments: int,
+) -> np.ndarray[Any, Any]:
+    """Each page's rate: read against its sub-sitemap's learned distribution of rates
+    where enough of its pages were observed, else shrunk towards the pooled rate."""
+    rate = shrunk_rate(own, figures.intervals, pool)
+    for code in range(segments):
+        mine = segment == code
+        rate[mine] = pooled_rates(
+            figures.intervals[mine], figures.changes[mine], figures.observed[mine], rate[mine]
+        )
+    return rate
 
 
 class _Figures:
@@ -336,7 +358,9 @@ def _segments(
             np.array([figures.changes[mine].sum()]),
             np.array([figures.observed[mine].sum()]),
         )[0]
-        found.append(_Segment(signal_of(verdict, *counts), _pool(pooled, figures, mine, run)))
+        observed = float(figures.intervals[mine].sum()) + float(run.get("compared") or 0)
+        rate = _pool(pooled, figures, mine, run)
+        found.append(_Segment(signal_of(verdict, *counts), rate, observed))
     return found
 
 

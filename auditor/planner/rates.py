@@ -40,6 +40,7 @@ __all__ = [
     "allocate",
     "cgm_rate",
     "freshness",
+    "pooled_rates",
     "shrunk_rate",
 ]
 
@@ -108,7 +109,20 @@ def allocate(rate: Floats, budget: float, max_per_day: float = 1.0) -> Floats:
             low = mu
         else:
             high = mu
-    return _frequencies(lam, high, max_per_day)
+    return _fill(lam, _frequencies(lam, high, max_per_day), budget, max_per_day)
+
+
+def _fill(lam: Floats, f: Floats, budget: float, cap: float) -> Floats:
+    """Budget the bisection left unspent (pages past the table's edge, whose marginal
+    freshness is nearly ``1/λ``) goes to them, slowest first, each up to the edge."""
+    left = budget - f.sum()
+    for i in np.argsort(lam):
+        if left <= 1e-12:
+            break
+        if f[i] == 0.0:
+            f[i] = min(left, lam[i] / _X[-1], cap)
+            left -= f[i]
+    return f
 
 
 def _frequencies(lam: Floats, mu: float, cap: float) -> Floats:
@@ -124,3 +138,71 @@ def _frequencies(lam: Floats, mu: float, cap: float) -> Floats:
     with np.errstate(divide="ignore"):
         f = np.where(inside, lam / x, 0.0)
     return np.minimum(f, cap)
+
+
+#: The rates a sub-sitemap's prior may put weight on (changes a day).
+_GRID = np.geomspace(MIN_RATE, MAX_RATE, 48)
+#: Pages (with at least one observed interval) a sub-sitemap needs before its pages' rates
+#: are read against the distribution learned from them; pages the prior is fitted on.
+MIN_POOL_PAGES = 20
+_FIT_PAGES = 20_000
+_CHUNK = 50_000
+
+
+def pooled_rates(
+    intervals: Floats, changes: Floats, observed_days: Floats, fallback: Floats
+) -> Floats:
+    """Each page's rate under its sub-sitemap's distribution of rates, learned from the
+    sub-sitemap's own pages (nonparametric empirical Bayes: the Kiefer-Wolfowitz
+    maximum likelihood prior on a grid of rates, fitted by EM, with the
+    exact likelihood of incomplete observation: ``(1 − e^{−λt})^X e^{−λt(n−X)}`` for X
+    changes seen in n intervals of mean length t).
+
+    A sub-sitemap mixes pages that change yearly with pages that change daily; one
+    observed interval already tells them apart, where shrinking every page towards one
+    mean rate would not. The rate given is ``1 / E[1/λ]``, the posterior's mean time
+    between changes: a page seen to change in every weekly interval may change weekly or
+    hourly (the likelihood cannot tell), and its posterior mean would be the hourly end,
+    while what a plan weighs (the freshness a fetch buys, about ``1/λ``) is the mean of
+    ``1/λ``. ``fallback`` (each page's :func:`shrunk_rate`) is kept where
+    fewer than :data:`MIN_POOL_PAGES` pages were observed. Call it per sub-sitemap."""
+    n = np.asarray(intervals, dtype=float)
+    seen = n > 0
+    if seen.sum() < MIN_POOL_PAGES:
+        return np.asarray(fallback, dtype=float)
+    x = np.minimum(np.asarray(changes, dtype=float), n)
+    t = np.asarray(observed_days, dtype=float) / np.where(seen, n, 1.0)
+    rows = np.flatnonzero(seen)
+    fit = rows if len(rows) <= _FIT_PAGES else rows[:: len(rows) // _FIT_PAGES + 1]
+    weights = _prior(_log_likelihood(n[fit], x[fit], t[fit]))
+    found = np.full(len(n), 1.0 / float(weights @ (1.0 / _GRID)))  # where nothing was seen
+    for start in range(0, len(rows), _CHUNK):
+        chunk = rows[start : start + _CHUNK]
+        post = _posterior(_log_likelihood(n[chunk], x[chunk], t[chunk]), weights)
+        found[chunk] = 1.0 / (post @ (1.0 / _GRID))
+    clipped: Floats = np.clip(found, MIN_RATE, MAX_RATE)
+    return clipped
+
+
+def _log_likelihood(n: Floats, x: Floats, t: Floats) -> Floats:
+    """Pages × grid: the log-likelihood of each page's observations at each rate."""
+    lam_t = np.outer(t, _GRID)
+    with np.errstate(divide="ignore"):
+        changed = np.log(-np.expm1(-lam_t))
+    return np.nan_to_num(x[:, None] * changed - (n - x)[:, None] * lam_t, neginf=-1e300)
+
+
+def _posterior(log_lik: Floats, weights: Floats) -> Floats:
+    logs = log_lik + np.log(np.maximum(weights, 1e-300))
+    logs -= logs.max(axis=1, keepdims=True)
+    post = np.exp(logs)
+    found: Floats = post / post.sum(axis=1, keepdims=True)
+    return found
+
+
+def _prior(log_lik: Floats, rounds: int = 200) -> Floats:
+    """The grid weights maximising the pages' likelihood (EM from a uniform start)."""
+    weights = np.full(len(_GRID), 1.0 / len(_GRID))
+    for _ in range(rounds):
+        weights = _posterior(log_lik, weights).mean(axis=0)
+    return weights

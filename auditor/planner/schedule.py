@@ -1,27 +1,35 @@
 """The plan's policy, pure: from a host's pages and what their lastmod and history say
 to the fetches due within the horizon, within the host's budget.
 
-Each page gets a rate (:mod:`auditor.planner.rates`) and a chance ``p_changed`` that its
-copy is stale: ``1 − e^{−λ t}`` after ``t`` days, moved by its lastmod where that is
-informative (:mod:`auditor.planner.signal`); 1 for a page never fetched. Then:
+Each page gets a rate λ (:mod:`auditor.planner.rates`) and a chance ``p_changed`` that
+its copy is stale: ``1 − e^{−λ t}`` after ``t`` days, moved by its lastmod where that is
+informative (:mod:`auditor.planner.signal`); 1 for a page never fetched. Each day of the
+horizon, within the host's budget:
 
 - **must**: URLs new in the sitemaps (``new-url``) or never fetched (``never-fetched``);
   on a trusted sub-sitemap, URLs whose lastmod advanced since the crawler's copy
   (``lastmod-advanced``); failed URLs whose backoff has passed (``retry``);
-- **trusted, lastmod still**: fetched only once its chance of a change lastmod missed
-  passes :data:`TRUSTED_FALLBACK` (``rate``), and a :data:`VERIFY_SHARE` of the plan
-  (at least one a trusted sub-sitemap) goes to them, oldest copy first
+- **trusted, lastmod still**: fetched only once the chance of a change its lastmod
+  missed passes :data:`TRUSTED_FALLBACK` (``rate``), and a :data:`VERIFY_SHARE` of the
+  plan (at least one a trusted sub-sitemap, and 1% of those pages a day) goes to them,
+  oldest copy first
   (``verification``): those fetches measure lastmod's recall as the crawl goes;
 - **everything else** (untrusted, no lastmod, inconclusive, and below-the-bar lastmods
-  read as noisy indicators): revisit frequencies from Cho and Garcia-Molina's
-  allocation over the budget the must-fetches leave; a page is due once its chance of
-  change reaches the one at which that schedule revisits it, ``1 − e^{−λ/f}``
-  (``rate``, or ``lastmod-advanced`` when its noisy lastmod moved it there).
+  read as noisy indicators) shares the budget the must-fetches leave by the index of
+  Cho and Garcia-Molina's freshness-optimal allocation: the marginal freshness a fetch
+  buys, ``(1 − (1 + x) e^{−x}) / λ`` with ``x = λ t`` the expected changes since the
+  copy (``x = −ln(1 − p)`` where lastmod moved ``p``). Their Lagrangian fetches a page
+  when that index reaches the multiplier μ; taking each day the pages of highest index
+  that the budget allows is the same rule with μ set by the day's budget (the index
+  policy of Azar et al. 2018 and Kolobov et al. 2019 for binary freshness). A page
+  that changes much faster than the budget can follow has an index capped at ``1/λ``
+  and loses to the others, as the static allocation gives it no visit (``rate``, or
+  ``lastmod-advanced`` where its noisy lastmod moved it).
 
-No fetch is planned for a page whose chance of change is under :data:`MIN_P_CHANGED`.
-Within the budget, the highest ``priority`` (``p_changed`` times the freshness a fetch
-buys over the next day, ``F(λ, 1)``: a page that changes again at once is worth less)
-come first; verification fetches are kept out of the cut.
+No fetch is planned for a page whose chance of change is under :data:`MIN_P_CHANGED`
+once its rate is known (:data:`MIN_OBSERVED` intervals of its own or of its
+sub-sitemap): a budget is an upper bound, not a target. Where the rate is not known yet,
+the budget explores: the oldest copies first. ``priority`` is the index (higher first).
 """
 
 from __future__ import annotations
@@ -34,7 +42,6 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from auditor.planner.rates import allocate, freshness
 from auditor.planner.signal import Signal
 
 __all__ = [
@@ -50,13 +57,18 @@ Floats = npt.NDArray[np.float64]
 Flags = npt.NDArray[np.bool_]
 
 #: A fetch is not planned while the chance that the page changed is below this: one
-#: fetch in twenty finding something new is the least worth a request.
-MIN_P_CHANGED = 0.05
+#: fetch in fifty finding something new is the least worth a request.
+MIN_P_CHANGED = 0.02
+#: Observed intervals (the page's and its sub-sitemap's) from which its rate is known.
+MIN_OBSERVED = 10
 #: A trusted page whose lastmod stayed put is fetched once the chance of a change its
 #: lastmod missed passes one half.
 TRUSTED_FALLBACK = 0.5
-#: Share of a plan's fetches spent verifying trusted lastmods that stayed put.
+#: Share of a plan's fetches spent verifying trusted lastmods that stayed put ...
 VERIFY_SHARE = 0.05
+#: ... and at least this share a day of the trusted pages whose lastmod stayed put (each
+#: verified about every 100 days; a frozen lastmod shows within days on a busy site).
+VERIFY_DAILY_SHARE = 0.01
 #: Days to wait before retrying a URL after its n-th consecutive failure: 1, 2, 4 ...,
 #: at most this many.
 MAX_BACKOFF_DAYS = 30.0
@@ -78,6 +90,7 @@ class SitePages:
     failures: Floats  # consecutive failures at the last fetch
     advanced: Flags  # lastmod advanced since the copy (or the copy has none and it has)
     new: Flags  # absent from the previous walk
+    known: Flags  # its rate rests on MIN_OBSERVED intervals (its own and its pool's)
     trusted: Flags = field(init=False)
 
     def __post_init__(self) -> None:
@@ -111,19 +124,23 @@ class Candidate:
 def schedule_host(
     sites: Sequence[SitePages], budget: float, horizon_days: float
 ) -> list[Candidate]:
-    """The fetches due on one host within ``horizon_days``, at most ``budget`` a day
-    (``budget × horizon`` in all), highest priority first. Vectorised over the host's
-    pages: only the fetches chosen are made into objects."""
+    """The fetches due on one host within ``horizon_days``, at most ``budget`` a day,
+    highest priority first. Vectorised over the host's pages: only the fetches chosen
+    are made into objects. Each day of the horizon is a round: what the first round
+    fetches has a fresh copy in the next."""
     host = _Host.of(sites, horizon_days)
-    cap = max(math.floor(budget * horizon_days), 0)
+    per_day = max(math.floor(budget), 0)
     must = np.flatnonzero(host.reason >= 0)
-    verify = _verification(host, len(must), cap)
-    left = max(cap - len(must) - len(verify), 0)
-    _by_rate(host, left / max(horizon_days, 1e-9), horizon_days)
-    due = np.flatnonzero(host.reason >= 0)
-    kept = _top(due, host.priority, max(cap - len(verify), 0))
-    chosen = np.concatenate([kept, verify])
-    order = chosen[np.argsort(-host.priority[chosen], kind="stable")]
+    must = _top(must, host.priority, per_day)
+    verify = _verification(host, len(must), per_day - len(must))
+    chosen = [must, verify]
+    left = per_day - len(must) - len(verify)
+    for day in range(max(math.ceil(horizon_days - 1e-9), 1)):
+        if day:
+            left = per_day
+        chosen.append(_by_index(host, left, float(day)))
+    picked = np.concatenate(chosen)
+    order = picked[np.lexsort((-host.priority[picked], host.wait[picked]))]
     return [
         Candidate(int(host.site[k]), int(host.page[k]), float(host.wait[k]),
                   REASONS[int(host.reason[k])], float(host.priority[k]), float(host.p[k]))
@@ -148,8 +165,8 @@ class _Host:
     segment: npt.NDArray[np.intp]  # the sub-sitemap's number across the host
     informative: Flags  # the page's lastmod moves the odds
     advanced: Flags
+    known: Flags
     p: Floats
-    value: Floats  # freshness a fetch buys over the next day
     reason: npt.NDArray[np.int8]
     wait: Floats  # days until due
     still: npt.NDArray[np.intp]  # trusted pages not advanced, not due: verification's pool
@@ -157,9 +174,8 @@ class _Host:
 
     @property
     def priority(self) -> Floats:
-        """``p_changed`` times the freshness a fetch buys."""
-        found: Floats = self.p * self.value
-        return found
+        """Each page's index now (:func:`index`)."""
+        return index(self.p, self.rate)
 
     @classmethod
     def of(cls, sites: Sequence[SitePages], horizon: float) -> _Host:
@@ -168,9 +184,9 @@ class _Host:
         offsets = np.cumsum([0] + [len(pages.signals) for pages in sites])
         cat = np.concatenate
         sizes = [len(pages) for pages in sites]
-        reason = cat([part[2] for part in parts]) if parts else np.zeros(0, np.int8)
+        reason = cat([part[1] for part in parts]) if parts else np.zeros(0, np.int8)
         trusted = cat([pages.trusted for pages in sites]) if sites else np.zeros(0, bool)
-        decided = (reason >= 0) | cat([part[3] for part in parts]) if parts else trusted
+        decided = (reason >= 0) | cat([part[2] for part in parts]) if parts else trusted
         return cls(
             site=np.repeat(np.arange(len(sites)), sizes),
             page=cat([np.arange(n) for n in sizes]) if sites else np.zeros(0, np.intp),
@@ -179,10 +195,10 @@ class _Host:
             segment=cat([pages.segment + offsets[n] for n, pages in enumerate(sites)])
             if sites
             else np.zeros(0, np.intp),
-            informative=cat([part[4] for part in parts]) if parts else trusted,
+            informative=cat([part[3] for part in parts]) if parts else trusted,
             advanced=cat([pages.advanced for pages in sites]) if sites else trusted,
+            known=cat([pages.known for pages in sites]) if sites else trusted,
             p=cat([part[0] for part in parts]) if parts else np.zeros(0),
-            value=cat([part[1] for part in parts]) if parts else np.zeros(0),
             reason=reason,
             wait=np.zeros(len(reason)),
             still=np.flatnonzero(trusted & ~decided),
@@ -190,11 +206,9 @@ class _Host:
         )
 
 
-def _judge(
-    pages: SitePages, horizon: float
-) -> tuple[Floats, Floats, npt.NDArray[np.int8], Flags, Flags]:
-    """One site's pages: ``p_changed``, the value of a fetch, the must-fetch reasons (-1
-    for none), the pages waiting out a backoff, and whose lastmod is informative."""
+def _judge(pages: SitePages, horizon: float) -> tuple[Floats, npt.NDArray[np.int8], Flags, Flags]:
+    """One site's pages: ``p_changed``, the must-fetch reasons (-1 for none), the pages
+    waiting out a backoff, and whose lastmod is informative."""
     prior = 1.0 - np.exp(-pages.rate * np.nan_to_num(pages.copy_age, nan=0.0))
     p = np.ones(len(pages))
     informative = np.zeros(len(pages), dtype=bool)
@@ -204,7 +218,6 @@ def _judge(
         informative[mine] = signal.informative
     never = np.isnan(pages.copy_age)
     p[never] = 1.0
-    value = freshness(pages.rate, 1.0)
     backoff = np.minimum(2.0 ** np.maximum(pages.failures - 1, 0), MAX_BACKOFF_DAYS)
     failing = pages.failures > 0
     retry_due = failing & (np.nan_to_num(pages.fetch_age, nan=np.inf) + horizon > backoff)
@@ -217,7 +230,7 @@ def _judge(
     reason[never & ~failing & pages.new] = _NEW
     waiting = failing & ~retry_due
     waiting |= settled & pages.advanced & (p < MIN_P_CHANGED)
-    return p, value, reason, waiting, informative
+    return p, reason, waiting, informative
 
 
 def _top(indices: npt.NDArray[np.intp], priority: Floats, n: int) -> npt.NDArray[np.intp]:
@@ -237,7 +250,8 @@ def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
         return pool[:0]
     oldest = pool[np.argsort(-host.copy_age[pool], kind="stable")]
     _, firsts = np.unique(host.segment[oldest], return_index=True)
-    wanted = max(math.ceil(VERIFY_SHARE * planned), len(firsts))
+    daily = math.ceil(VERIFY_DAILY_SHARE * len(pool))
+    wanted = max(math.ceil(VERIFY_SHARE * planned), len(firsts), daily)
     wanted = min(wanted, len(pool), max(cap // 10, 1))
     head = oldest[np.sort(firsts)][:wanted]
     rest = np.setdiff1d(oldest, head, assume_unique=True)
@@ -247,25 +261,31 @@ def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
     return chosen
 
 
-def _by_rate(host: _Host, per_day: float, horizon: float) -> None:
-    """Mark the open pages due under the allocation of ``per_day`` fetches among them."""
-    index = host.open
-    if not len(index) or per_day <= 0:
-        return
-    rate = host.rate[index]
-    f = allocate(rate, per_day, max_per_day=1.0 / max(min(horizon, 1.0), 1e-9))
-    visited = f > 0
-    index, rate, f = index[visited], rate[visited], f[visited]
-    p = host.p[index]
-    threshold = np.maximum(-np.expm1(-rate / f), MIN_P_CHANGED)
-    now = p >= threshold
-    # a page whose lastmod says nothing is due when its interval ends within the horizon;
-    # one whose lastmod does waits for tomorrow's walk rather than a guess about today
-    wait = 1.0 / f - host.copy_age[index]
-    late = -np.expm1(-rate * (host.copy_age[index] + wait))
-    later = ~now & ~host.informative[index] & (wait < horizon) & (late >= MIN_P_CHANGED)
-    due = now | later
-    chosen = index[due]
+def index(p: Floats, rate: Floats) -> Floats:
+    """The freshness a fetch buys at the margin, ``(1 − (1 + x) e^{−x}) / λ`` with
+    ``x = −ln(1 − p)``: ``(p + (1 − p) ln(1 − p)) / λ`` (``1/λ`` at ``p = 1``)."""
+    q = np.clip(p, 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stale = np.where(q < 1.0, (1.0 - q) * np.log1p(-np.minimum(q, 1 - 1e-16)), 0.0)
+    found: Floats = (q + stale) / np.maximum(rate, 1e-12)
+    return found
+
+
+def _by_index(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
+    """The ``n`` open pages of highest index ``day`` days from now (their copies as
+    they will be then: aged, or fresh where an earlier round fetched them), marked."""
+    pool = host.open[host.reason[host.open] < 0]
+    if not len(pool) or n <= 0:
+        return pool[:0]
+    rate, age = host.rate[pool], np.nan_to_num(host.copy_age[pool], nan=0.0) + day
+    p = host.p[pool] if not day else -np.expm1(-rate * age)
+    worth = (p >= MIN_P_CHANGED) | ~host.known[pool]
+    pool, p, rate = pool[worth], p[worth], rate[worth]
+    score = np.where(host.known[pool], index(p, rate), index(p, rate) + age[worth])
+    best = np.argsort(-score, kind="stable")[:n]
+    chosen = pool[best]
     moved = host.advanced[chosen] & host.informative[chosen]
     host.reason[chosen] = np.where(moved, _ADVANCED, _RATE).astype(np.int8)
-    host.wait[chosen] = np.where(now[due], 0.0, np.maximum(wait[due], 0.0))
+    host.wait[chosen] = day
+    host.p[chosen] = p[best]
+    return chosen

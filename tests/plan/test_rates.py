@@ -77,9 +77,9 @@ def test_the_allocation_keeps_the_budget_and_the_lagrange_condition(rates, budge
     f = allocate(lam, budget)
     assert (f >= 0).all() and (f <= 1.0 + 1e-12).all()
     assert f.sum() <= budget * (1 + 1e-6) + 1e-9
-    if lam.size > budget and budget / lam.size >= lam.max() / 30:  # no page beyond the table
+    if lam.size > budget:  # every page could take more: the whole budget is spent
         assert f.sum() == pytest.approx(budget, rel=1e-3)
-    inside = (f > 1e-9) & (f < 1.0 - 1e-9)
+    inside = (f > 1e-9) & (f < 1.0 - 1e-9) & (lam / np.maximum(f, 1e-12) < 35.0)
     x = lam[inside] / f[inside]
     marginal = (1 - (1 + x) * np.exp(-x)) / lam[inside]  # dF/df, the same for every page
     if marginal.size > 1:
