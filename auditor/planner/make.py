@@ -22,6 +22,7 @@ import numpy as np
 
 from auditor.planner.rates import (
     DEFAULT_RATE,
+    MIN_POOL_PAGES,
     PRIOR_INTERVALS,
     allocate,
     cgm_rate,
@@ -263,7 +264,7 @@ def _pages(
     segments = _segments(history, site, names, segment, figures, result)
     own = cgm_rate(figures.intervals, figures.changes, figures.observed)
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
-    observed = np.array([s.observed for s in segments] + [0.0])[segment] + figures.intervals
+    seen = np.bincount(segment[figures.intervals > 0], minlength=len(names) + 1)[segment]
     return SitePages(
         site=site,
         locs=locs,
@@ -279,7 +280,7 @@ def _pages(
         new=np.array([loc not in previous for loc in locs], dtype=bool)
         if previous
         else np.zeros(n, dtype=bool),
-        known=observed >= MIN_OBSERVED,
+        known=(seen >= MIN_POOL_PAGES) | (figures.intervals >= MIN_OBSERVED),
     )
 
 

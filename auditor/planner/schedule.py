@@ -11,7 +11,7 @@ horizon, within the host's budget:
   (``lastmod-advanced``); failed URLs whose backoff has passed (``retry``);
 - **trusted, lastmod still**: fetched only once the chance of a change its lastmod
   missed passes :data:`TRUSTED_FALLBACK` (``rate``), and a :data:`VERIFY_SHARE` of the
-  plan (at least one a trusted sub-sitemap, and 1% of those pages a day) goes to them,
+  plan (at least one a trusted sub-sitemap, and 2% of those pages a day) goes to them,
   oldest copy first
   (``verification``): those fetches measure lastmod's recall as the crawl goes;
 - **everything else** (untrusted, no lastmod, inconclusive, and below-the-bar lastmods
@@ -27,9 +27,10 @@ horizon, within the host's budget:
   ``lastmod-advanced`` where its noisy lastmod moved it).
 
 No fetch is planned for a page whose chance of change is under :data:`MIN_P_CHANGED`
-once its rate is known (:data:`MIN_OBSERVED` intervals of its own or of its
-sub-sitemap): a budget is an upper bound, not a target. Where the rate is not known yet,
-the budget explores: the oldest copies first. ``priority`` is the index (higher first).
+once its rate is known (its sub-sitemap's distribution of rates learned, or
+:data:`MIN_OBSERVED` intervals of its own): a budget is an upper bound, not a target.
+Where the rate is not known yet, the budget explores: the oldest copies first.
+``priority`` is the index (higher first).
 """
 
 from __future__ import annotations
@@ -59,16 +60,18 @@ Flags = npt.NDArray[np.bool_]
 #: A fetch is not planned while the chance that the page changed is below this: one
 #: fetch in fifty finding something new is the least worth a request.
 MIN_P_CHANGED = 0.02
-#: Observed intervals (the page's and its sub-sitemap's) from which its rate is known.
-MIN_OBSERVED = 10
+#: A page's rate is known once its sub-sitemap's distribution of rates is learned
+#: (:data:`~auditor.planner.rates.MIN_POOL_PAGES` pages observed) or it has this many
+#: intervals of its own.
+MIN_OBSERVED = 3
 #: A trusted page whose lastmod stayed put is fetched once the chance of a change its
 #: lastmod missed passes one half.
 TRUSTED_FALLBACK = 0.5
 #: Share of a plan's fetches spent verifying trusted lastmods that stayed put ...
 VERIFY_SHARE = 0.05
 #: ... and at least this share a day of the trusted pages whose lastmod stayed put (each
-#: verified about every 100 days; a frozen lastmod shows within days on a busy site).
-VERIFY_DAILY_SHARE = 0.01
+#: verified about every 50 days; a lastmod that froze shows within days).
+VERIFY_DAILY_SHARE = 0.02
 #: Days to wait before retrying a URL after its n-th consecutive failure: 1, 2, 4 ...,
 #: at most this many.
 MAX_BACKOFF_DAYS = 30.0
@@ -252,7 +255,7 @@ def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
     _, firsts = np.unique(host.segment[oldest], return_index=True)
     daily = math.ceil(VERIFY_DAILY_SHARE * len(pool))
     wanted = max(math.ceil(VERIFY_SHARE * planned), len(firsts), daily)
-    wanted = min(wanted, len(pool), max(cap // 10, 1))
+    wanted = min(wanted, len(pool), cap)
     head = oldest[np.sort(firsts)][:wanted]
     rest = np.setdiff1d(oldest, head, assume_unique=True)
     rest = rest[np.argsort(-host.copy_age[rest], kind="stable")]
