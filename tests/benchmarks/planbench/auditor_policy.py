@@ -27,9 +27,8 @@ second: freshness is measured on the exact version the crawler got.
 from __future__ import annotations
 
 import os
-from collections import Counter
-
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,7 +212,10 @@ def _crawl(
         notes["planned"] += len(items)
         if os.environ.get("PLANBENCH_REASONS"):
             reasons = Counter((urlsplit(i.url).hostname, i.reason) for i in items)
-            say(f"  day {day}: " + ", ".join(f"{h[-3:]}:{r}={n}" for (h, r), n in sorted(reasons.items())))
+            say(
+                f"  day {day}: "
+                + ", ".join(f"{h[-3:]}:{r}={n}" for (h, r), n in sorted(reasons.items()))
+            )
         until = world.at(plan_instant(day + 1))
         per_host: dict[str, list[Any]] = {}
         for item in items:
