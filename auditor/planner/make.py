@@ -1,8 +1,9 @@
 """Making a plan: each site's pages and their figures gathered from the history (and a
 fresh walk of its sitemaps), then the policy of :mod:`auditor.planner.schedule` per host.
 
-A plan first walks each site's sitemaps again, asking for every file with the
-validators of its freshest walk (``If-None-Match``, ``If-Modified-Since``): an unchanged
+A plan first walks each site's sitemaps again, from where its freshest walk started
+(the site's robots.txt, or the sitemap URL it was audited from), asking for every file
+with the validators of that walk (``If-None-Match``, ``If-Modified-Since``): an unchanged
 file costs a 304, and a trusted site's advanced lastmods are seen between audits. The
 walk is kept (``plan_walks``): the crawler's fetches recorded after it are dated
 against the lastmods they were planned on. A walk that reads nothing keeps the stored
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from auditor.history import History
+    from auditor.models import SitemapFile
     from auditor.walker import WalkOptions
 
 __all__ = [
@@ -217,14 +219,26 @@ def _walk(
     from auditor.walker.inventory import load_inventory
     from auditor.walker.reuse import PreviousRun
 
-    previous = PreviousRun([SitemapFile(**f) for f in current[1]], current[2])
-    found = load_inventory(site, options, previous=previous)
+    files = [SitemapFile(**f) for f in current[1]]
+    previous = PreviousRun(files, current[2])
+    found = load_inventory(_walk_target(site, files), options, previous=previous)
     if not found.readable or found.entries.empty:
         _log.warning("plan: %s: no sitemap read, planning on the stored walk", site)
         return None
     history.save_plan_walk(site, now, found.files, found.entries)
     delay = policy_of(found.robots).crawl_delay if found.robots else None
     return found.entries, delay
+
+
+def _walk_target(site: str, files: Sequence[SitemapFile]) -> str:
+    """Where the stored walk started: the one sitemap URL its audit was given (a root
+    file neither robots.txt named nor the ``/sitemap.xml`` fallback), else the site,
+    walked from its robots.txt. A site audited from ``/docs/sitemap.xml`` is not found
+    from its origin: the plan would keep planning on its stale walk."""
+    roots = [f for f in files if f.parent is None]
+    if len(roots) == 1 and not roots[0].via_robots and roots[0].url != site + "/sitemap.xml":
+        return roots[0].url
+    return site
 
 
 def _empty(site: str) -> SitePages:

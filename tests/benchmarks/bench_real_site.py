@@ -7,7 +7,8 @@
         [--ignore XPATH]
 
 ``prepare`` extracts each commit of a repository that commits its build (a bare git
-directory, a branch or commit each, ``--subdir`` the folder holding the build) into
+directory, a branch or commit each, ``--subdir`` the folder holding the build, or
+``COMMIT:FOLDER`` for a commit whose build sits elsewhere) into
 ``FOLDER/v1``, ``v2``...; in every ``.xml`` file and ``robots.txt`` the site's origin is
 replaced by ``{{origin}}``. Nothing of the site is kept in this repository.
 
@@ -221,10 +222,12 @@ def extract(git_dir: Path, tree: str, into: Path) -> int:
 
 def prepare(args: argparse.Namespace) -> int:
     """Extract each commit's build into FOLDER/v1, v2... with the origin made ``{{origin}}``."""
-    for n, commit in enumerate(args.commits.split(","), start=1):
+    for n, item in enumerate(args.commits.split(","), start=1):
+        commit, _, subdir = item.partition(":")
+        subdir = subdir or args.subdir
         into = args.folder / f"v{n}"
         into.mkdir(parents=True, exist_ok=False)
-        tree = commit if args.subdir in ("", ".") else f"{commit}:{args.subdir}"
+        tree = commit if subdir in ("", ".") else f"{commit}:{subdir}"
         missing = extract(args.git_dir, tree, into)
         origin = re.compile(re.escape(args.origin.rstrip("/")).encode())
         for xml in [*into.rglob("*.xml"), *into.glob("robots.txt")]:
