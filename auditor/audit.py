@@ -24,7 +24,7 @@ from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
 from auditor.scorer.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
-from auditor.scorer.window import WINDOW_RUNS
+from auditor.scorer.window import WINDOW_DAYS, WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
 from auditor.walker.inventory import Inventory, load_inventory
@@ -147,9 +147,9 @@ def previous_of(history: History, site: str) -> Previous:
     window = [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in recent[-WINDOW_RUNS:]]
     files = tuple(SitemapFile(**f) for f in history.sitemap_files(run.run_id)) if run else ()
     crawled, earlier = {}, {}
-    if run is not None:
+    if run is not None:  # the crawl since the latest run, and the window's days before it
         crawled = history.crawl_counts(site, run.started_at)
-        oldest = window[0].started_at if window else run.started_at
+        oldest = run.started_at - timedelta(days=WINDOW_DAYS)
         earlier = history.crawl_counts(site, oldest, run.started_at)
     return Previous(
         run=run,

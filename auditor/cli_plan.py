@@ -20,7 +20,9 @@ from auditor.errors import UsageError
 from auditor.history.db import default_db_path
 
 if TYPE_CHECKING:
-    from auditor.crawl.records import FetchRecord
+    from auditor.crawl.record import CrawlSummary
+    from auditor.crawl.records import FetchRecord, LogProblem
+    from auditor.history import History
     from auditor.planner import PlannedFetch
 
 __all__ = ["add_plan_commands"]
@@ -111,6 +113,12 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         choices=("jsonl", "csv", "warc"),
         help="the log's format (default: by the file's name; jsonl for stdin)",
     )
+    crawled.add_argument(
+        "--backfill",
+        action="store_true",
+        help="a WARC holding the site's sitemap captures too: date each page capture against "
+        "the newest sitemap captured before it (the file is read twice; not stdin)",
+    )
     crawled.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_db(crawled)
     crawled.set_defaults(handler=_cmd_crawled)
@@ -188,14 +196,20 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
     if form is None:
         raise UsageError(f"{args.source}: say its format with --format jsonl|csv|warc")
     problems: Counter[str] = Counter()
-    stream = _open_log(args.source)
-    try:
+    if args.backfill:
+        if form != "warc" or args.source == "-":
+            raise UsageError("--backfill reads a WARC file (twice): give --from FILE.warc")
         with History.open(args.db) as history:
-            records = _records(stream, form, problems, quiet=args.quiet)
-            summary = record_fetches(history, records, now=datetime.now(UTC))
-    finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
+            summary = _backfill(history, args.source, problems, quiet=args.quiet)
+    else:
+        stream = _open_log(args.source)
+        try:
+            with History.open(args.db) as history:
+                records = _records(stream, form, problems, quiet=args.quiet)
+                summary = record_fetches(history, records, now=datetime.now(UTC))
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
     malformed = sum(problems.values())
     result = {**summary.to_dict(), "malformed": malformed, "problems": dict(problems)}
     if args.json:
@@ -209,6 +223,29 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
             f"{summary.already_recorded:,} already recorded, {malformed:,} malformed"
         )
     return EXIT_OK if summary.recorded or not malformed else EXIT_FAILED
+
+
+def _backfill(
+    history: History, source: str, problems: Counter[str], *, quiet: bool
+) -> CrawlSummary:
+    from auditor.crawl.backfill import backfill
+
+    def named(problem: LogProblem) -> None:
+        problems[problem.code] += 1
+        if not quiet:
+            print(
+                f"auditor: record {problem.line}: {problem.code}: {problem.detail}", file=sys.stderr
+            )
+
+    summary, captures = backfill(
+        history, lambda: _open_log(source), now=datetime.now(UTC), on_problem=named
+    )
+    if not quiet:
+        print(
+            f"auditor: {captures.files:,} sitemap captures listing {len(captures.listings):,} URLs",
+            file=sys.stderr,
+        )
+    return summary
 
 
 def _open_log(source: str) -> BinaryIO:

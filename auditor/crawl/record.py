@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from auditor.evidence import PageEvidence
     from auditor.history import History
 
-__all__ = ["BATCH", "CrawlSummary", "record_fetches", "site_origin"]
+__all__ = ["BATCH", "CrawlSummary", "Listed", "Lookup", "record_fetches", "site_origin"]
 
 _log = logging.getLogger(__name__)
 
@@ -104,20 +104,28 @@ def site_origin(url: str) -> str | None:
     )
 
 
+#: Where a URL was listed when it was fetched, and with which lastmod: by default the
+#: freshest walk's listing; a backfill gives the sitemaps captured before each fetch.
+Lookup = Callable[[str, datetime], "Listed | None"]
+
+
 def record_fetches(
     history: History,
     fetches: Iterable[FetchRecord | Mapping[str, Any]],
     *,
     now: datetime | None = None,
+    lookup: Lookup | None = None,
 ) -> CrawlSummary:
     """Record the crawler's fetches (module docstring); what was done with them.
 
     ``fetches`` are :class:`~auditor.crawl.records.FetchRecord` values or mappings with
     the same keys, in any order; they are read :data:`BATCH` at a time, so a log of any
     length streams. ``now`` (aware) is the recording instant, the real clock by default.
+    ``lookup(url, fetched_at)`` says where each URL was listed at its fetch (a backfill's
+    captured sitemaps); by default, the freshest walk of its site.
     """
     summary = CrawlSummary()
-    recorder = _Recorder(history, summary, now)
+    recorder = _Recorder(history, summary, now, lookup)
     for batch in _batches(fetches):
         recorder.record(batch)
     return summary
@@ -135,8 +143,8 @@ def _batches(fetches: Iterable[FetchRecord | Mapping[str, Any]]) -> Iterator[lis
 
 
 @dataclass(frozen=True)
-class _Listed:
-    """A URL's place in the freshest walk of its site."""
+class Listed:
+    """A URL's place in a walk of its site: its sub-sitemap and its lastmod there."""
 
     sitemap: str
     lastmod: datetime | None
@@ -146,12 +154,19 @@ class _Listed:
 class _Recorder:
     """Records batches for one call: the sites' ids and freshest walks read once."""
 
-    def __init__(self, history: History, summary: CrawlSummary, now: datetime | None) -> None:
+    def __init__(
+        self,
+        history: History,
+        summary: CrawlSummary,
+        now: datetime | None,
+        lookup: Lookup | None = None,
+    ) -> None:
         self.history = history
         self.summary = summary
         self.now = now
+        self.lookup = lookup
         self.site_ids = history.site_ids()
-        self.listings: dict[str, dict[str, _Listed]] = {}
+        self.listings: dict[str, dict[str, Listed]] = {}
 
     def record(self, batch: list[FetchRecord]) -> None:
         """Judge and save one batch, a transaction per site."""
@@ -172,16 +187,36 @@ class _Recorder:
         head = url if end < 0 else url[:end]
         return head if head in self.site_ids else site_origin(url)
 
-    def _listing(self, origin: str) -> dict[str, _Listed]:
+    def _listing_of(self, origin: str, records: list[FetchRecord]) -> Mapping[str, Listed]:
+        """Where each of ``records`` was listed when fetched (by URL: with a lookup, a
+        round holds each URL once)."""
+        if self.lookup is None:
+            return self._listing(origin)
+        found: dict[str, Listed] = {}
+        for record in records:
+            if record.url not in found:
+                listed = self.lookup(record.url, record.fetched_at)
+                if listed is not None:
+                    found[record.url] = listed
+        return found
+
+    def _listing(self, origin: str) -> dict[str, Listed]:
         if origin not in self.listings:
             current = self.history.current_inventory(origin)
             self.listings[origin] = _listed(current[2]) if current else {}
         return self.listings[origin]
 
     def _record_site(self, origin: str, records: list[FetchRecord]) -> None:
+        if self.lookup is None:
+            self._record_round(origin, records)
+            return
+        for round_ in _rounds(records):  # each fetch of a URL against its own listing
+            self._record_round(origin, round_)
+
+    def _record_round(self, origin: str, records: list[FetchRecord]) -> None:
         site_id = self.site_ids[origin]
-        listing = self._listing(origin)
         states = self.history.crawl_states(site_id, [r.url for r in records])
+        listing = self._listing_of(origin, records)
         fresh = [r for r in records if _is_new(r, states)]
         self.summary.already_recorded += len(records) - len(fresh)
         judged = _Judged.of(fresh, states, listing)
@@ -191,7 +226,7 @@ class _Recorder:
         self.history.save_fetches(site_id, list(judged.states.values()), judged.log, recorded_at)
         self._count(origin, judged.log, listing)
 
-    def _count(self, origin: str, log: list[CrawlLogRow], listing: dict[str, _Listed]) -> None:
+    def _count(self, origin: str, log: list[CrawlLogRow], listing: Mapping[str, Listed]) -> None:
         s = self.summary
         s.recorded += len(log)
         s.sites[origin] = s.sites.get(origin, 0) + len(log)
@@ -205,6 +240,20 @@ class _Recorder:
                 s.changed += 1
             else:
                 s.unchanged += 1
+
+
+def _rounds(records: list[FetchRecord]) -> list[list[FetchRecord]]:
+    """``records`` (in time order) cut so that each round holds a URL once: its first
+    fetches, then its second ones..."""
+    rounds: list[list[FetchRecord]] = []
+    seen: dict[str, int] = {}
+    for record in records:
+        k = seen.get(record.url, 0)
+        seen[record.url] = k + 1
+        if k == len(rounds):
+            rounds.append([])
+        rounds[k].append(record)
+    return rounds
 
 
 def _is_new(record: FetchRecord, states: Mapping[str, CrawlState]) -> bool:
@@ -228,7 +277,7 @@ class _Judged:
         cls,
         records: list[FetchRecord],
         states: Mapping[str, CrawlState],
-        listing: Mapping[str, _Listed],
+        listing: Mapping[str, Listed],
     ) -> _Judged:
         """Judge ``records`` (sorted by time) against the stored ``states``."""
         judged = cls(dict(states), [])
@@ -271,7 +320,7 @@ def _body_changes(
     records: list[FetchRecord],
     evidence: Mapping[int, PageEvidence],
     states: Mapping[str, CrawlState],
-    listing: Mapping[str, _Listed],
+    listing: Mapping[str, Listed],
 ) -> dict[int, bool]:
     """Template-aware change of each body against the URL's stored copy (its blocks):
     the batch's first fetch of each URL only (a second fetch of it in the same batch is
@@ -299,7 +348,7 @@ def _body_changes(
 def _apply(
     record: FetchRecord,
     before: CrawlState | None,
-    listed: _Listed | None,
+    listed: Listed | None,
     page: PageEvidence | None,
     body_changed: bool | None,
 ) -> tuple[CrawlState, CrawlLogRow]:
@@ -417,7 +466,7 @@ def _interval(before: CrawlState | None, record: FetchRecord) -> float | None:
     return max((record.fetched_at - before.ok_fetched_at).total_seconds() / 86_400, 0.0)
 
 
-def _date_agrees(page: PageEvidence | None, listed: _Listed | None) -> bool | None:
+def _date_agrees(page: PageEvidence | None, listed: Listed | None) -> bool | None:
     """Does the page's credible dateModified agree with its lastmod? None: no check."""
     if page is None or not page.ok or listed is None or listed.lastmod is None:
         return None
@@ -429,15 +478,15 @@ def _date_agrees(page: PageEvidence | None, listed: _Listed | None) -> bool | No
     return compare_lastmod(listed.lastmod, listed.precision, dm).agrees
 
 
-def _listed(entries: pd.DataFrame) -> dict[str, _Listed]:
+def _listed(entries: pd.DataFrame) -> dict[str, Listed]:
     """Each listed URL's sub-sitemap and lastmod."""
     lastmods = entries["lastmod"].astype(object).where(entries["lastmod"].notna(), None)
-    found: dict[str, _Listed] = {}
+    found: dict[str, Listed] = {}
     for loc, sitemap, lastmod, precision in zip(
         entries["loc"], entries["sitemap"], lastmods, entries["lastmod_precision"], strict=True
     ):
         value = None if lastmod is None else lastmod.to_pydatetime()
-        found[str(loc)] = _Listed(
+        found[str(loc)] = Listed(
             str(sitemap), value, None if not isinstance(precision, str) else precision
         )
     return found
