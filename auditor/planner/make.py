@@ -311,7 +311,11 @@ def _rates(
     for code in range(segments):
         mine = segment == code
         rate[mine] = pooled_rates(
-            figures.intervals[mine], figures.changes[mine], figures.observed[mine], rate[mine]
+            figures.intervals[mine],
+            figures.changes[mine],
+            figures.observed[mine],
+            rate[mine],
+            figures.copy_age[mine],
         )
     return rate
 

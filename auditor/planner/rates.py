@@ -150,7 +150,11 @@ _CHUNK = 50_000
 
 
 def pooled_rates(
-    intervals: Floats, changes: Floats, observed_days: Floats, fallback: Floats
+    intervals: Floats,
+    changes: Floats,
+    observed_days: Floats,
+    fallback: Floats,
+    age: Floats | None = None,
 ) -> Floats:
     """Each page's rate under its sub-sitemap's distribution of rates, learned from the
     sub-sitemap's own pages (nonparametric empirical Bayes: the Kiefer-Wolfowitz
@@ -164,7 +168,10 @@ def pooled_rates(
     between changes: a page seen to change in every weekly interval may change weekly or
     hourly (the likelihood cannot tell), and its posterior mean would be the hourly end,
     while what a plan weighs (the freshness a fetch buys, about ``1/λ``) is the mean of
-    ``1/λ``. ``fallback`` (each page's :func:`shrunk_rate`) is kept where
+    ``1/λ``. Given ``age`` (days since each page's copy), the rate is instead the one
+    whose chance of a change in that time is the posterior's, ``−ln E[e^{−λ a}] / a``:
+    ``p_changed`` is then the posterior predictive chance, not that of a summary rate.
+    ``fallback`` (each page's :func:`shrunk_rate`) is kept where
     fewer than :data:`MIN_POOL_PAGES` pages were observed. Call it per sub-sitemap."""
     n = np.asarray(intervals, dtype=float)
     seen = n > 0
@@ -176,12 +183,28 @@ def pooled_rates(
     fit = rows if len(rows) <= _FIT_PAGES else rows[:: len(rows) // _FIT_PAGES + 1]
     weights = _prior(_log_likelihood(n[fit], x[fit], t[fit]))
     found = np.full(len(n), 1.0 / float(weights @ (1.0 / _GRID)))  # where nothing was seen
-    for start in range(0, len(rows), _CHUNK):
-        chunk = rows[start : start + _CHUNK]
-        post = _posterior(_log_likelihood(n[chunk], x[chunk], t[chunk]), weights)
-        found[chunk] = 1.0 / (post @ (1.0 / _GRID))
+    for start in range(0, len(n), _CHUNK):
+        chunk = np.arange(start, min(start + _CHUNK, len(n)))
+        post = np.broadcast_to(weights, (len(chunk), len(_GRID))).copy()
+        mine = seen[chunk]
+        post[mine] = _posterior(
+            _log_likelihood(n[chunk][mine], x[chunk][mine], t[chunk][mine]), weights
+        )
+        found[chunk] = _summary(post, None if age is None else age[chunk])
     clipped: Floats = np.clip(found, MIN_RATE, MAX_RATE)
     return clipped
+
+
+def _summary(post: Floats, age: Floats | None) -> Floats:
+    """One rate per page from its posterior over the grid (see :func:`pooled_rates`)."""
+    harmonic: Floats = 1.0 / (post @ (1.0 / _GRID))
+    if age is None:
+        return harmonic
+    a = np.nan_to_num(np.asarray(age, dtype=float), nan=0.0)
+    timed = a > 0
+    survive = (post[timed] * np.exp(-np.outer(a[timed], _GRID))).sum(axis=1)
+    harmonic[timed] = -np.log(np.maximum(survive, 1e-300)) / a[timed]
+    return harmonic
 
 
 def _log_likelihood(n: Floats, x: Floats, t: Floats) -> Floats:
