@@ -15,6 +15,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "add_db_option",
     "add_http_options",
     "add_log_options",
     "add_max_files",
@@ -106,3 +107,15 @@ def add_log_options(commands: argparse._SubParsersAction[argparse.ArgumentParser
             action="store_true",
             help="nothing on stderr but errors: no progress, no summary (stdout is unchanged)",
         )
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """--db: the history database."""
+    from auditor.history.db import default_db_path
+
+    parser.add_argument(
+        "--db",
+        metavar="DB",
+        help="history database: a SQLite path (or sqlite:///PATH) or "
+        f"postgresql://user@host:port/dbname (default: $AUDITOR_DB, else {default_db_path()})",
+    )

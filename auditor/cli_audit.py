@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from auditor.cli_args import (
     EXIT_FAILED,
     EXIT_OK,
+    add_db_option,
     add_http_options,
     add_max_files,
     non_negative_float,
@@ -26,7 +27,6 @@ from auditor.cli_args import (
     progress_for,
 )
 from auditor.cli_fleet import add_fleet_options, is_fleet, run_fleet, sites_of
-from auditor.history.db import default_db_path
 from auditor.http import PAGE_ACCEPT, HttpOptions
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
 from auditor.sampler.defaults import DEFAULT_SAMPLE
@@ -47,15 +47,6 @@ def _since(text: str) -> datetime:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 date or time: {text}") from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="DB",
-        help="history database: a SQLite path (or sqlite:///PATH) or "
-        f"postgresql://user@host:port/dbname (default: $AUDITOR_DB, else {default_db_path()})",
-    )
 
 
 def _add_sampling(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +99,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "site", nargs="*", metavar="SITE", help="site origin (or one of its sitemap URLs)"
     )
     _add_sampling(audit)
-    _add_db(audit)
+    add_db_option(audit)
     _add_out(audit)
     add_max_files(audit)
     add_http_options(audit)
@@ -123,7 +114,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "as a fleet (see audit); --json writes one result a line (JSON Lines).",
     )
     _add_sampling(reverify)
-    _add_db(reverify)
+    add_db_option(reverify)
     _add_out(reverify)
     add_max_files(reverify)
     add_http_options(reverify)
@@ -137,7 +128,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "fleet index of every reported site into DIR/index.html.",
     )
     report.add_argument("site", metavar="SITE")
-    _add_db(report)
+    add_db_option(report)
     _add_out(report)
     report.set_defaults(handler=_cmd_report)
 
@@ -148,7 +139,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "pages (page observations) as CSV, Parquet or JSON lines, one file each.",
     )
     export.add_argument("--format", choices=EXPORT_FORMATS, required=True)
-    _add_db(export)
+    add_db_option(export)
     export.add_argument(
         "--out",
         default=str(DEFAULT_REPORTS_DIR / "export"),
@@ -180,7 +171,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     history = commands.add_parser("history", help="the audits kept in the history")
     history.add_argument("site", nargs="?", metavar="SITE", help="only this site")
     history.add_argument("--json", action="store_true", help="print the runs as JSON")
-    _add_db(history)
+    add_db_option(history)
     history.set_defaults(handler=_cmd_history)
 
     changed = commands.add_parser(
@@ -192,7 +183,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     changed.add_argument("site", metavar="SITE")
     changed.add_argument("--since", type=_since, required=True, metavar="ISO")
     changed.add_argument("--format", choices=("text", "jsonl"), default="text")
-    _add_db(changed)
+    add_db_option(changed)
     changed.set_defaults(handler=_cmd_changed)
 
 

@@ -15,9 +15,16 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
-from auditor.cli_args import EXIT_FAILED, EXIT_OK, add_http_options, add_max_files, positive_int
+from auditor.cli_args import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_db_option,
+    add_http_options,
+    add_max_files,
+    positive_float,
+    positive_int,
+)
 from auditor.errors import UsageError
-from auditor.history.db import default_db_path
 
 if TYPE_CHECKING:
     from auditor.crawl.record import CrawlSummary
@@ -28,25 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["add_plan_commands"]
 
 PLAN_COLUMNS = ("url", "site", "sitemap", "due_at", "reason", "priority", "p_changed", "lastmod")
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a number: {text}") from exc
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0: {text}")
-    return value
-
-
-def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="DB",
-        help="history database: a SQLite path (or sqlite:///PATH) or "
-        f"postgresql://user@host:port/dbname (default: $AUDITOR_DB, else {default_db_path()})",
-    )
 
 
 def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,7 +65,7 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     plan.add_argument(
         "--horizon",
-        type=_positive_float,
+        type=positive_float,
         default=1.0,
         metavar="DAYS",
         help="list the fetches due within this many days (default 1)",
@@ -88,7 +76,7 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         action="store_true",
         help="plan on the stored walks: no request (new lastmods are not seen)",
     )
-    _add_db(plan)
+    add_db_option(plan)
     add_max_files(plan)
     add_http_options(plan)
     plan.set_defaults(handler=_cmd_plan)
@@ -120,7 +108,7 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "the newest sitemap captured before it (the file is read twice; not stdin)",
     )
     crawled.add_argument("--json", action="store_true", help="print the summary as JSON")
-    _add_db(crawled)
+    add_db_option(crawled)
     crawled.set_defaults(handler=_cmd_crawled)
 
 

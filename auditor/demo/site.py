@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["BEHAVIOURS", "Behaviour", "PageState", "SimulatedSite"]
+__all__ = ["BEHAVIOURS", "WORDS", "Behaviour", "PageState", "SimulatedSite"]
 
 #: How far in the past a site's virtual clock starts, and how much a tick moves it.
 CLOCK_START_AGO = timedelta(days=400)
@@ -24,7 +24,8 @@ TICK = timedelta(days=3)
 #: Share of pages whose content changes in one tick; of pages whose lastmod is bumped.
 CHANGE_SHARE = 0.25
 BUMP_SHARE = 0.5
-_WORDS = [
+#: The words of the demo's pages (and of the plan benchmark's world).
+WORDS = [
     "kettle",
     "lamp",
     "river",
@@ -169,7 +170,7 @@ class SimulatedSite:
         body = "".join(f"<p>{html.escape(t)}</p>" for t in _paragraphs(page))
         structured = _structured(behaviour.structured, page, title, now)
         token = f"{random.getrandbits(64):016x}"
-        trending = random.choice(_WORDS)
+        trending = random.choice(WORDS)
         return (
             f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
             f"{structured.head}</head><body><header><nav><a href='/'>Home</a> "
@@ -227,7 +228,7 @@ def _lastmod(behaviour: Behaviour, page: PageState, now: datetime) -> str | None
 
 def _paragraphs(page: PageState) -> list[str]:
     rng = random.Random(f"{page.path}:{page.version}")
-    return [" ".join(rng.choice(_WORDS) for _ in range(24)).capitalize() + "." for _ in range(4)]
+    return [" ".join(rng.choice(WORDS) for _ in range(24)).capitalize() + "." for _ in range(4)]
 
 
 def _xml(root: str, items: str) -> str:

@@ -26,6 +26,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from auditor.demo.site import WORDS
+
 __all__ = [
     "BEHAVIOUR_GROUPS",
     "BUMP_RATE",
@@ -129,28 +131,6 @@ SPECS = (
     SiteSpec("mixed-docs", "mixed", {"docs": Section("exact"), "tags": Section("bumped")}),
 )
 
-_WORDS = [
-    "kettle",
-    "lamp",
-    "river",
-    "stone",
-    "garden",
-    "window",
-    "harbour",
-    "meadow",
-    "lantern",
-    "copper",
-    "orchard",
-    "violin",
-    "compass",
-    "ribbon",
-    "marble",
-    "pepper",
-    "saddle",
-    "timber",
-    "velvet",
-    "walnut",
-]
 _PARAGRAPHS = 4
 _NO_EVENTS = np.zeros(0, dtype=np.int64)
 
@@ -281,7 +261,7 @@ class PlanSite:
         kind = section.structured if page.structured else None
         head, article, meta = _structured(kind, self, page, title, s)
         token = f"{self._render.getrandbits(64):016x}"
-        trending = self._render.choice(_WORDS)
+        trending = self._render.choice(WORDS)
         text = (
             f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
             f"{head}</head><body><header><nav><a href='/'>Home</a> "
@@ -385,7 +365,7 @@ def _paragraphs(site: str, page: PlanPage, version: int) -> list[str]:
     for k in range(_PARAGRAPHS):
         edits = (version + _PARAGRAPHS - 1 - k) // _PARAGRAPHS  # versions that rewrote k
         rng = random.Random(f"{site}:{page.path}:{k}:{edits}")
-        texts.append(" ".join(rng.choice(_WORDS) for _ in range(24)).capitalize() + ".")
+        texts.append(" ".join(rng.choice(WORDS) for _ in range(24)).capitalize() + ".")
     return texts
 
 
