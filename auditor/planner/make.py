@@ -31,7 +31,13 @@ from auditor.planner.rates import (
     pooled_rates,
     shrunk_rate,
 )
-from auditor.planner.schedule import MIN_OBSERVED, MIN_P_CHANGED, SitePages, schedule_host
+from auditor.planner.schedule import (
+    MIN_OBSERVED,
+    MIN_P_CHANGED,
+    VERIFY_DAILY_SHARE,
+    SitePages,
+    schedule_host,
+)
 from auditor.planner.signal import Signal, signal_of
 from auditor.sampler.pacing import DEFAULT_DELAY
 
@@ -437,7 +443,8 @@ def site_figures(
 def plan_figures(pages: SitePages, budget: float) -> PlanFigures:
     """What the plan costs and keeps fresh on a site, in expectation, against a uniform
     daily recrawl: trusted pages are fetched on the day their lastmod advances (about
-    their change rate, at most daily: as fresh as a daily recrawl), the others at the
+    their change rate, at most daily: as fresh as a daily recrawl) and verified (5% of
+    them a day), the others at the
     allocated frequencies of the budget left, no sooner than their chance of a change
     reaches :data:`~auditor.planner.schedule.MIN_P_CHANGED`."""
     n = len(pages)
@@ -445,7 +452,7 @@ def plan_figures(pages: SitePages, budget: float) -> PlanFigures:
         return PlanFigures(pages.site, 0, 0.0, 1.0, 0.0, 1.0)
     daily = freshness(pages.rate, 1.0)
     trusted = pages.trusted
-    on_lastmod = np.minimum(pages.rate[trusted], 1.0).sum()
+    on_lastmod = np.minimum(pages.rate[trusted], 1.0).sum() + VERIFY_DAILY_SHARE * trusted.sum()
     left = max(budget - on_lastmod, 0.0)
     rate = pages.rate[~trusted]
     f = np.minimum(allocate(rate, left), rate / -math.log1p(-MIN_P_CHANGED))
