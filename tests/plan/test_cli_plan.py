@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from math import ceil
 
 from auditor.audit import audit_site
 from auditor.cli import main
@@ -13,6 +14,7 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
 from auditor.history import History
+from auditor.planner.schedule import VERIFY_DAILY_SHARE, VERIFY_SHARE
 from tests.crawl.sites import OPTIONS
 
 
@@ -49,7 +51,10 @@ def test_a_trusted_sites_plan_is_its_advanced_and_new_urls_and_a_few_checks(db_u
         by_reason.setdefault(fetch["reason"], set()).add(fetch["url"].removeprefix(server.origin))
     assert by_reason["lastmod-advanced"] == changed
     assert by_reason["new-url"] == {"/pages/new-1", "/pages/new-2"}
-    assert 1 <= len(by_reason["verification"]) <= max(1, round(0.05 * len(planned)) + 1)
+    must = len(changed) + 2
+    still = 80 - len(changed)  # trusted pages whose lastmod stayed put
+    wanted = max(ceil(VERIFY_SHARE * must), 1, ceil(VERIFY_DAILY_SHARE * still))
+    assert len(by_reason["verification"]) == wanted
     assert not by_reason["verification"] & changed
     assert set(by_reason) == {"lastmod-advanced", "new-url", "verification"}
     news = [f for f in planned if f["reason"] == "new-url"]
