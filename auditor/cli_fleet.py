@@ -171,12 +171,13 @@ def _report(finished: list[AuditResult | SiteFailure], outcomes: list[Any], as_j
             outcome if isinstance(outcome, SiteFailure) else _Done(outcome.site, outcome.verdict)
         )
         if as_json:
-            sys.stdout.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
+            line = json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n"
         elif isinstance(outcome, SiteFailure):
-            sys.stdout.write(f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n")
+            line = f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n"
         else:
-            sys.stdout.write(f"{outcome.site}: {outcome.verdict}\n")
-    sys.stdout.flush()
+            line = f"{outcome.site}: {outcome.verdict}\n"
+        sys.stdout.write(line)
+        sys.stdout.flush()  # a line a write: a buffer filling mid-line never splits one
 
 
 def _failed(outcome: object) -> bool:
