@@ -135,7 +135,7 @@ def schedule_host(
     host = _Host.of(sites, horizon_days)
     per_day = max(math.floor(budget), 0)
     must = np.flatnonzero(host.reason >= 0)
-    must = _top(must, host.priority, per_day)
+    must = _top(must, index(host.p[must], host.rate[must]), per_day)
     verify = _verification(host, len(must), per_day - len(must))
     chosen = [must, verify]
     left = per_day - len(must) - len(verify)
@@ -144,11 +144,12 @@ def schedule_host(
             left = per_day
         chosen.append(_by_index(host, left, float(day)))
     picked = np.concatenate(chosen)
-    order = picked[np.lexsort((-host.priority[picked], host.wait[picked]))]
+    priority = index(host.p[picked], host.rate[picked])  # once: the property is per page
+    order = np.lexsort((-priority, host.wait[picked]))
     return [
         Candidate(int(host.site[k]), int(host.page[k]), float(host.wait[k]),
-                  REASONS[int(host.reason[k])], float(host.priority[k]), float(host.p[k]))
-        for k in order
+                  REASONS[int(host.reason[k])], float(priority[i]), float(host.p[k]))
+        for i, k in zip(order, picked[order], strict=True)
     ]  # fmt: skip
 
 
@@ -175,11 +176,6 @@ class _Host:
     wait: Floats  # days until due
     still: npt.NDArray[np.intp]  # trusted pages not advanced, not due: verification's pool
     open: npt.NDArray[np.intp]  # pages the rate allocation decides on
-
-    @property
-    def priority(self) -> Floats:
-        """Each page's index now (:func:`index`)."""
-        return index(self.p, self.rate)
 
     @classmethod
     def of(cls, sites: Sequence[SitePages], horizon: float) -> _Host:
@@ -238,12 +234,12 @@ def _judge(pages: SitePages, horizon: float) -> tuple[Floats, npt.NDArray[np.int
 
 
 def _top(indices: npt.NDArray[np.intp], priority: Floats, n: int) -> npt.NDArray[np.intp]:
-    """The ``n`` of ``indices`` with the highest priority."""
+    """The ``n`` of ``indices`` with the highest ``priority`` (one for each of them)."""
     if n <= 0:
         return indices[:0]
     if len(indices) <= n:
         return indices
-    return indices[np.argpartition(-priority[indices], n - 1)[:n]]
+    return indices[np.argpartition(-priority, n - 1)[:n]]
 
 
 def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
