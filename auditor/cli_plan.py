@@ -168,7 +168,8 @@ def _write_plan(
 def _plan_summary(counts: Counter[tuple[str, str]]) -> None:
     sites = sorted({site for site, _ in counts})
     total = sum(counts.values())
-    print(f"auditor: {total:,} fetches planned on {len(sites)} sites", file=sys.stderr)
+    noun = "site" if len(sites) == 1 else "sites"
+    print(f"auditor: {total:,} fetches planned on {len(sites)} {noun}", file=sys.stderr)
     for site in sites:
         mine = {reason: n for (s, reason), n in counts.items() if s == site}
         parts = ", ".join(f"{reason} {n:,}" for reason, n in sorted(mine.items()))

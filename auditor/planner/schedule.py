@@ -135,7 +135,7 @@ def schedule_host(
     host = _Host.of(sites, horizon_days)
     per_day = max(math.floor(budget), 0)
     must = np.flatnonzero(host.reason >= 0)
-    must = _top(must, index(host.p[must], host.rate[must]), per_day)
+    must = _top(must, index(host.p[must], host.rate[must]), per_day, host.turn[must])
     verify = _verification(host, len(must), per_day - len(must))
     chosen = [must, verify]
     left = per_day - len(must) - len(verify)
@@ -145,7 +145,7 @@ def schedule_host(
         chosen.append(_by_index(host, left, float(day)))
     picked = np.concatenate(chosen)
     priority = index(host.p[picked], host.rate[picked])  # once: the property is per page
-    order = np.lexsort((-priority, host.wait[picked]))
+    order = np.lexsort((host.turn[picked], -priority, host.wait[picked]))
     return [
         Candidate(int(host.site[k]), int(host.page[k]), float(host.wait[k]),
                   REASONS[int(host.reason[k])], float(priority[i]), float(host.p[k]))
@@ -165,6 +165,7 @@ class _Host:
 
     site: npt.NDArray[np.intp]
     page: npt.NDArray[np.intp]
+    turn: Floats  # a page's place in its site (0 to 1): ties go to a host's sites in turn
     rate: Floats
     copy_age: Floats
     segment: npt.NDArray[np.intp]  # the sub-sitemap's number across the host
@@ -190,6 +191,7 @@ class _Host:
         return cls(
             site=np.repeat(np.arange(len(sites)), sizes),
             page=cat([np.arange(n) for n in sizes]) if sites else np.zeros(0, np.intp),
+            turn=cat([np.arange(n) / max(n, 1) for n in sizes]) if sites else np.zeros(0),
             rate=cat([pages.rate for pages in sites]) if sites else np.zeros(0),
             copy_age=cat([pages.copy_age for pages in sites]) if sites else np.zeros(0),
             segment=cat([pages.segment + offsets[n] for n, pages in enumerate(sites)])
@@ -233,13 +235,16 @@ def _judge(pages: SitePages, horizon: float) -> tuple[Floats, npt.NDArray[np.int
     return p, reason, waiting, informative
 
 
-def _top(indices: npt.NDArray[np.intp], priority: Floats, n: int) -> npt.NDArray[np.intp]:
-    """The ``n`` of ``indices`` with the highest ``priority`` (one for each of them)."""
+def _top(
+    indices: npt.NDArray[np.intp], priority: Floats, n: int, turn: Floats
+) -> npt.NDArray[np.intp]:
+    """The ``n`` of ``indices`` with the highest ``priority`` (one for each of them),
+    ties going to the sites of a host in turn."""
     if n <= 0:
         return indices[:0]
     if len(indices) <= n:
         return indices
-    return indices[np.argpartition(-priority, n - 1)[:n]]
+    return indices[np.lexsort((turn, -priority))[:n]]
 
 
 def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
@@ -282,7 +287,7 @@ def _by_index(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
     worth = (p >= MIN_P_CHANGED) | ~host.known[pool]
     pool, p, rate = pool[worth], p[worth], rate[worth]
     score = np.where(host.known[pool], index(p, rate), index(p, rate) + age[worth])
-    best = np.argsort(-score, kind="stable")[:n]
+    best = np.lexsort((host.turn[pool], -score))[:n]
     chosen = pool[best]
     moved = host.advanced[chosen] & host.informative[chosen]
     host.reason[chosen] = np.where(moved, _ADVANCED, _RATE).astype(np.int8)
