@@ -16,7 +16,7 @@ import logging
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -160,18 +160,12 @@ def plan(
                 url=str(site.locs[c.page]),
                 site=site.site,
                 sitemap=site.sitemap(c.page),
-                due_at=moment + _days(c.due_in_days),
+                due_at=moment + timedelta(days=c.due_in_days),
                 reason=c.reason,
                 priority=c.priority,
                 p_changed=c.p_changed,
                 lastmod=site.lastmods[c.page],
             )
-
-
-def _days(days: float) -> Any:
-    from datetime import timedelta
-
-    return timedelta(days=days)
 
 
 def _by_host(origins: Iterable[str]) -> list[tuple[str, list[str]]]:
