@@ -167,10 +167,15 @@ class History:
         return run_id
 
     def _site_id(self, origin: str, now: datetime) -> int:
-        rows = self._db.rows("SELECT id FROM sites WHERE origin = ?", (origin,))
-        if rows:
-            return int(rows[0][0])
+        found = self.site_id(origin)
+        if found is not None:
+            return found
         return int(self._db.rows(_INSERT_SITE, (origin, instant_text(now)))[0][0])
+
+    def site_id(self, origin: str) -> int | None:
+        """The id of the site ``origin``, or None for a site the history does not know."""
+        rows = self._db.rows("SELECT id FROM sites WHERE origin = ?", (origin,))
+        return int(rows[0][0]) if rows else None
 
     def _replace_state(
         self, site_id: int, run_id: int, started: str, urls: int, data: bytes
@@ -330,7 +335,7 @@ class History:
     ) -> dict[str, crawl.CrawlCounts]:
         """Per sub-sitemap, what the crawler's fetches in ``[since, until)`` showed of
         lastmod (empty for a site the history does not know)."""
-        site_id = self.site_ids().get(site)
+        site_id = self.site_id(site)
         if site_id is None:
             return {}
         return crawl.crawl_counts(self._db, site_id, since, until)
@@ -342,7 +347,7 @@ class History:
         data = encode_state(entries)
         rows = crawl.files_json([file_row(f) for f in files])
         with self._db.write():
-            site_id = self.site_ids().get(site)
+            site_id = self.site_id(site)
             if site_id is None:
                 return
             self._db.execute(

@@ -266,7 +266,7 @@ def _pages(
     lastmod = _days_since_epoch(entries["lastmod"])
     figures = _Figures(n)
     at = {loc: i for i, loc in enumerate(locs)}
-    site_id = history.site_ids().get(site)
+    site_id = history.site_id(site)
     if site_id is not None:
         for state in history.stream_crawl_states(site_id):
             i = at.get(state.loc)
