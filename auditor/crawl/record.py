@@ -49,7 +49,6 @@ _log = logging.getLogger(__name__)
 #: Records read, judged and saved at a time (one transaction a site per batch): memory
 #: stays bounded whatever the log's length.
 BATCH = 2_000
-_COARSE = frozenset({"year", "month", "day"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -449,15 +448,13 @@ def _advanced(
 ) -> bool | None:
     """Did lastmod move forward since the previous good fetch? None: its precision
     cannot show a change made since (a date-only lastmod of that fetch's day)."""
+    from auditor.scorer.tally import lastmod_advanced, too_coarse
+
     if before is None or before.ok_fetched_at is None:
         return None
-    if lastmod is not None and precision in _COARSE:
-        from auditor.evidence.compare import period_of
-
-        start, end = period_of(lastmod, precision)
-        if start <= before.ok_fetched_at <= end:
-            return None
-    return lastmod is not None and (before.lastmod is None or lastmod > before.lastmod)
+    if too_coarse(lastmod, precision, before.ok_fetched_at):
+        return None
+    return lastmod_advanced(before.lastmod, lastmod)
 
 
 def _interval(before: CrawlState | None, record: FetchRecord) -> float | None:

@@ -21,7 +21,7 @@ from auditor.scorer.result import PageObservation
 if TYPE_CHECKING:
     from auditor.history.crawl import CrawlCounts
 
-__all__ = ["Tally", "crawl_tally", "tally_pages"]
+__all__ = ["Tally", "crawl_tally", "lastmod_advanced", "tally_pages", "too_coarse"]
 
 #: Reasons a dateModified vouches for nothing (the evidence stage's words).
 _RENDER_TIME = frozenset(
@@ -155,13 +155,22 @@ def _count_date_modified(tally: Tally, page: PageObservation) -> None:
 
 
 def _too_coarse(before: PageObservation, now: PageObservation) -> bool:
-    """True when the previous fetch falls inside the current lastmod's own period (a
-    date-only lastmod of the day both fetches happened): a change between them may leave
-    lastmod exactly as it was, so the pair says nothing about lastmod."""
-    if now.lastmod is None or now.lastmod_precision not in _COARSE:
+    return too_coarse(now.lastmod, now.lastmod_precision, before.fetched_at)
+
+
+def too_coarse(lastmod: datetime | None, precision: str | None, earlier: datetime) -> bool:
+    """True when the earlier fetch (at ``earlier``) falls inside the current lastmod's own
+    period (a date-only lastmod of the day both fetches happened): a change between them
+    may leave lastmod exactly as it was, so the pair says nothing about lastmod."""
+    if lastmod is None or precision not in _COARSE:
         return False
-    start, end = period_of(now.lastmod, now.lastmod_precision)
-    return start <= before.fetched_at <= end
+    start, end = period_of(lastmod, precision)
+    return start <= earlier <= end
+
+
+def lastmod_advanced(before: datetime | None, now: datetime | None) -> bool:
+    """Lastmod moved forward between two fetches (it appeared, or it is later)."""
+    return now is not None and (before is None or now > before)
 
 
 def _shared_last_modified(pages: Sequence[PageObservation]) -> datetime | None:
@@ -200,7 +209,7 @@ def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -
         tally.template_only += not changed and bool(now.template_changed)
     else:
         changed = before.fp_exact != now.fp_exact
-    advanced = now.lastmod is not None and (before.lastmod is None or now.lastmod > before.lastmod)
+    advanced = lastmod_advanced(before.lastmod, now.lastmod)
     tally.compared += 1
     tally.changed += changed
     tally.advanced += advanced
