@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.crawl.records import FetchRecord, fetch_record
 from auditor.history.crawl import CrawlLogRow, CrawlState
+from auditor.walker.locs import DEFAULT_PORTS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +50,6 @@ _log = logging.getLogger(__name__)
 #: Records read, judged and saved at a time (one transaction a site per batch): memory
 #: stays bounded whatever the log's length.
 BATCH = 2_000
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass
@@ -92,13 +92,13 @@ def site_origin(url: str) -> str | None:
     except ValueError:
         return None
     scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
-    if scheme not in _DEFAULT_PORTS or not host:
+    if scheme not in DEFAULT_PORTS or not host:
         return None
     if ":" in host:
         host = f"[{host}]"
     return (
         f"{scheme}://{host}"
-        if port in (None, _DEFAULT_PORTS[scheme])
+        if port in (None, DEFAULT_PORTS[scheme])
         else f"{scheme}://{host}:{port}"
     )
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["LocJudge", "Origin", "origin_of"]
+__all__ = ["DEFAULT_PORTS", "LocJudge", "Origin", "origin_of"]
 
 Origin = tuple[str, str, int | None]  # scheme, host (lower case), port (default made explicit)
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin_of(url: str) -> Origin:
@@ -20,13 +20,13 @@ def origin_of(url: str) -> Origin:
     except ValueError:
         port = -1  # unusable port: matches no origin
     if port is None:
-        port = _DEFAULT_PORTS.get(scheme)
+        port = DEFAULT_PORTS.get(scheme)
     return scheme, (parts.hostname or "").lower(), port
 
 
 def _prefix(origin: Origin) -> str:
     scheme, host, port = origin
-    netloc = host if port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    netloc = host if port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
     return f"{scheme}://{netloc}/"
 
 
