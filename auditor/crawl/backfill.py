@@ -131,7 +131,7 @@ def _entries(body: bytes) -> list[tuple[str, datetime | None, str | None]] | Non
     """The (loc, lastmod, precision) of a captured urlset, read by the walker as a local
     file (nothing fetched: an index's children are not followed); None for no URLs."""
     from auditor.walker import WalkOptions
-    from auditor.walker.inventory import load_inventory
+    from auditor.walker.inventory import entry_rows, load_inventory
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "sitemap.xml"
@@ -139,15 +139,4 @@ def _entries(body: bytes) -> list[tuple[str, datetime | None, str | None]] | Non
         found = load_inventory(str(path), WalkOptions(max_files=1))
     if found.entries.empty:
         return None
-    frame = found.entries
-    lastmods = frame["lastmod"].astype(object).where(frame["lastmod"].notna(), None)
-    return [
-        (
-            str(loc),
-            None if lastmod is None else lastmod.to_pydatetime(),
-            precision if isinstance(precision, str) else None,
-        )
-        for loc, lastmod, precision in zip(
-            frame["loc"], lastmods, frame["lastmod_precision"], strict=True
-        )
-    ]
+    return [(loc, lastmod, precision) for loc, _, lastmod, precision in entry_rows(found.entries)]

@@ -477,13 +477,9 @@ def _date_agrees(page: PageEvidence | None, listed: Listed | None) -> bool | Non
 
 def _listed(entries: pd.DataFrame) -> dict[str, Listed]:
     """Each listed URL's sub-sitemap and lastmod."""
-    lastmods = entries["lastmod"].astype(object).where(entries["lastmod"].notna(), None)
-    found: dict[str, Listed] = {}
-    for loc, sitemap, lastmod, precision in zip(
-        entries["loc"], entries["sitemap"], lastmods, entries["lastmod_precision"], strict=True
-    ):
-        value = None if lastmod is None else lastmod.to_pydatetime()
-        found[str(loc)] = Listed(
-            str(sitemap), value, None if not isinstance(precision, str) else precision
-        )
-    return found
+    from auditor.walker.inventory import entry_rows
+
+    return {
+        loc: Listed(sitemap, lastmod, precision)
+        for loc, sitemap, lastmod, precision in entry_rows(entries)
+    }

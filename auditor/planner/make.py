@@ -40,6 +40,7 @@ from auditor.planner.schedule import (
 )
 from auditor.planner.signal import Signal, signal_of
 from auditor.sampler.pacing import DEFAULT_DELAY
+from auditor.walker.inventory import entry_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,7 +286,7 @@ def _pages(
         segment=segment,
         sitemaps=names,
         signals=[s.signal for s in segments],
-        lastmods=_lastmods(entries),
+        lastmods=[lastmod for _, _, lastmod, _ in entry_rows(entries)],
         rate=_rates(own, figures, pool, segment, len(names)),
         copy_age=figures.copy_age,
         fetch_age=figures.fetch_age,
@@ -417,11 +418,6 @@ def _days_since_epoch(column: pd.Series[Any]) -> np.ndarray[Any, Any]:
     days = values.astype("int64").astype(float) / 86_400e6
     days[np.isnat(values)] = np.nan
     return days
-
-
-def _lastmods(entries: pd.DataFrame) -> list[datetime | None]:
-    column = entries["lastmod"]
-    return [None if v is None or v != v else v.to_pydatetime() for v in column.astype(object)]
 
 
 def site_figures(

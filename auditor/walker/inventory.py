@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ __all__ = [
     "ENTRY_COLUMNS",
     "Inventory",
     "entries_to_dataframe",
+    "entry_rows",
     "load_inventory",
     "read_entries_file",
 ]
@@ -79,6 +81,23 @@ def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
     frame["loc"] = frame["loc"].astype(object)
     frame["lastmod_raw"] = frame["lastmod_raw"].astype(object)
     return frame
+
+
+def entry_rows(
+    entries: pd.DataFrame,
+) -> Iterator[tuple[str, str, datetime | None, str | None]]:
+    """Each entry's loc, sub-sitemap, lastmod (an aware datetime, None where undated) and
+    its precision (None where undated), as plain Python values."""
+    lastmods = entries["lastmod"].astype(object).where(entries["lastmod"].notna(), None)
+    for loc, sitemap, lastmod, precision in zip(
+        entries["loc"], entries["sitemap"], lastmods, entries["lastmod_precision"], strict=True
+    ):
+        yield (
+            str(loc),
+            str(sitemap),
+            None if lastmod is None else lastmod.to_pydatetime(),
+            precision if isinstance(precision, str) else None,
+        )
 
 
 def load_inventory(
