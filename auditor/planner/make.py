@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from auditor.history import History
+    from auditor.history.crawl import CrawlCounts, CrawlState
     from auditor.models import SitemapFile
     from auditor.walker import WalkOptions
 
@@ -184,7 +185,6 @@ class _Segment:
 
     signal: Signal
     pool_rate: float
-    observed: float  # intervals its pooled rate rests on (crawl log and panel)
 
 
 def plan_site(
@@ -333,7 +333,7 @@ class _Figures:
         self.changes = np.zeros(n)
         self.observed = np.zeros(n)
 
-    def take(self, i: int, state: Any, now: datetime) -> None:
+    def take(self, i: int, state: CrawlState, now: datetime) -> None:
         """Set page ``i``'s figures from its crawl state."""
         self.fetch_age[i] = max((now - state.fetched_at).total_seconds() / 86_400, 0.0)
         if state.ok_fetched_at is not None:
@@ -373,36 +373,32 @@ def _segments(
         if verdict == "trusted" and crawl is not None and _contradicted(crawl):
             verdict = "untrusted"  # degraded since the run: planned by rate from now on
         mine = segment == code
+        intervals = float(figures.intervals[mine].sum())
         pooled = cgm_rate(
-            np.array([figures.intervals[mine].sum()]),
+            np.array([intervals]),
             np.array([figures.changes[mine].sum()]),
             np.array([figures.observed[mine].sum()]),
         )[0]
-        observed = float(figures.intervals[mine].sum()) + float(run.get("compared") or 0)
-        rate = _pool(pooled, figures, mine, run)
-        found.append(_Segment(signal_of(verdict, *counts), rate, observed))
+        found.append(_Segment(signal_of(verdict, *counts), _pool(pooled, intervals, run)))
     return found
 
 
-def _crawl_counts(crawl: Any) -> list[int]:
+def _crawl_counts(crawl: CrawlCounts) -> list[int]:
     return [crawl.compared, crawl.changed, crawl.advanced, crawl.both]
 
 
-def _contradicted(crawl: Any) -> bool:
+def _contradicted(crawl: CrawlCounts) -> bool:
     from auditor.scorer.rules import contrary_counts
     from auditor.scorer.tally import crawl_tally
 
     return bool(contrary_counts(crawl_tally(crawl)))
 
 
-def _pool(
-    crawled: float, figures: _Figures, mine: np.ndarray[Any, Any], run: dict[str, Any]
-) -> float:
+def _pool(crawled: float, crawl_n: float, run: dict[str, Any]) -> float:
     """The sub-sitemap's pooled rate: the crawl log's and the audit panel's, weighed by
     their intervals, shrunk towards :data:`DEFAULT_RATE` as a page's is towards its pool
     (a 3-page panel that saw no change does not make 120 pages static)."""
     weights, rates = [PRIOR_INTERVALS], [DEFAULT_RATE]
-    crawl_n = float(figures.intervals[mine].sum())
     if crawl_n > 0 and not math.isnan(crawled):
         weights.append(crawl_n)
         rates.append(crawled)
@@ -434,9 +430,8 @@ def plan_figures(pages: SitePages, budget: float) -> PlanFigures:
     """What the plan costs and keeps fresh on a site, in expectation, against a uniform
     daily recrawl: trusted pages are fetched on the day their lastmod advances (about
     their change rate, at most daily: as fresh as a daily recrawl) and verified (5% of
-    them a day), the others at the
-    allocated frequencies of the budget left, no sooner than their chance of a change
-    reaches :data:`~auditor.planner.schedule.MIN_P_CHANGED`."""
+    them a day), the others at the allocated frequencies of the budget left, no sooner
+    than their chance of a change reaches :data:`~auditor.planner.schedule.MIN_P_CHANGED`."""
     n = len(pages)
     if not n:
         return PlanFigures(pages.site, 0, 0.0, 1.0, 0.0, 1.0)
