@@ -36,9 +36,10 @@ Where the rate is not known yet, the budget explores: the oldest copies first.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -132,6 +133,8 @@ def schedule_host(
     highest priority first. Vectorised over the host's pages: only the fetches chosen
     are made into objects. Each day of the horizon is a round: what the first round
     fetches has a fresh copy in the next."""
+    if not sites:
+        return []
     host = _Host.of(sites, horizon_days)
     per_day = max(math.floor(budget), 0)
     must = np.flatnonzero(host.reason >= 0)
@@ -180,27 +183,28 @@ class _Host:
 
     @classmethod
     def of(cls, sites: Sequence[SitePages], horizon: float) -> _Host:
-        """Judge every page of ``sites``."""
+        """Judge every page of ``sites`` (at least one site)."""
         parts = [_judge(pages, horizon) for pages in sites]
         offsets = np.cumsum([0] + [len(pages.signals) for pages in sites])
-        cat = np.concatenate
         sizes = [len(pages) for pages in sites]
-        reason = cat([part[1] for part in parts]) if parts else np.zeros(0, np.int8)
-        trusted = cat([pages.trusted for pages in sites]) if sites else np.zeros(0, bool)
-        decided = (reason >= 0) | cat([part[2] for part in parts]) if parts else trusted
+
+        def joined(values: Iterable[npt.NDArray[Any]]) -> npt.NDArray[Any]:
+            return np.concatenate(list(values))
+
+        reason = joined(part.reason for part in parts)
+        trusted = joined(pages.trusted for pages in sites)
+        decided = (reason >= 0) | joined(part.waiting for part in parts)
         return cls(
             site=np.repeat(np.arange(len(sites)), sizes),
-            page=cat([np.arange(n) for n in sizes]) if sites else np.zeros(0, np.intp),
-            turn=cat([np.arange(n) / max(n, 1) for n in sizes]) if sites else np.zeros(0),
-            rate=cat([pages.rate for pages in sites]) if sites else np.zeros(0),
-            copy_age=cat([pages.copy_age for pages in sites]) if sites else np.zeros(0),
-            segment=cat([pages.segment + offsets[n] for n, pages in enumerate(sites)])
-            if sites
-            else np.zeros(0, np.intp),
-            informative=cat([part[3] for part in parts]) if parts else trusted,
-            advanced=cat([pages.advanced for pages in sites]) if sites else trusted,
-            known=cat([pages.known for pages in sites]) if sites else trusted,
-            p=cat([part[0] for part in parts]) if parts else np.zeros(0),
+            page=joined(np.arange(n) for n in sizes),
+            turn=joined(np.arange(n) / max(n, 1) for n in sizes),
+            rate=joined(pages.rate for pages in sites),
+            copy_age=joined(pages.copy_age for pages in sites),
+            segment=joined(pages.segment + offsets[n] for n, pages in enumerate(sites)),
+            informative=joined(part.informative for part in parts),
+            advanced=joined(pages.advanced for pages in sites),
+            known=joined(pages.known for pages in sites),
+            p=joined(part.p for part in parts),
             reason=reason,
             wait=np.zeros(len(reason)),
             still=np.flatnonzero(trusted & ~decided),
@@ -208,9 +212,18 @@ class _Host:
         )
 
 
-def _judge(pages: SitePages, horizon: float) -> tuple[Floats, npt.NDArray[np.int8], Flags, Flags]:
-    """One site's pages: ``p_changed``, the must-fetch reasons (-1 for none), the pages
-    waiting out a backoff, and whose lastmod is informative."""
+class _Judged(NamedTuple):
+    """One site's pages judged: ``p_changed``, the must-fetch reasons (-1 for none), the
+    pages waiting out a backoff, and whose lastmod is informative."""
+
+    p: Floats
+    reason: npt.NDArray[np.int8]
+    waiting: Flags
+    informative: Flags
+
+
+def _judge(pages: SitePages, horizon: float) -> _Judged:
+    """One site's pages judged (:class:`_Judged`)."""
     prior = 1.0 - np.exp(-pages.rate * np.nan_to_num(pages.copy_age, nan=0.0))
     p = np.ones(len(pages))
     informative = np.zeros(len(pages), dtype=bool)
@@ -232,7 +245,7 @@ def _judge(pages: SitePages, horizon: float) -> tuple[Floats, npt.NDArray[np.int
     reason[never & ~failing & pages.new] = _NEW
     waiting = failing & ~retry_due
     waiting |= settled & pages.advanced & (p < MIN_P_CHANGED)
-    return p, reason, waiting, informative
+    return _Judged(p, reason, waiting, informative)
 
 
 def _top(
