@@ -11,7 +11,7 @@ import csv
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -219,13 +219,7 @@ def _backfill(
 ) -> CrawlSummary:
     from auditor.crawl.backfill import backfill
 
-    def named(problem: LogProblem) -> None:
-        problems[problem.code] += 1
-        if not quiet:
-            print(
-                f"auditor: record {problem.line}: {problem.code}: {problem.detail}", file=sys.stderr
-            )
-
+    named = _naming(problems, "record", quiet=quiet)
     summary, captures = backfill(
         history, lambda: _open_log(source), now=datetime.now(UTC), on_problem=named
     )
@@ -253,10 +247,22 @@ def _records(
     from auditor.crawl.logfile import read_crawl_log
     from auditor.crawl.records import FetchRecord
 
+    named = _naming(problems, "line", quiet=quiet)
     for item in read_crawl_log(stream, form):
         if isinstance(item, FetchRecord):
             yield item
-            continue
-        problems[item.code] += 1
+        else:
+            named(item)
+
+
+def _naming(problems: Counter[str], unit: str, *, quiet: bool) -> Callable[[LogProblem], None]:
+    """Counts each problem of a log by code and names it on stderr (``line 12: ...``,
+    ``record 3: ...``) as it is met."""
+
+    def named(problem: LogProblem) -> None:
+        problems[problem.code] += 1
         if not quiet:
-            print(f"auditor: line {item.line}: {item.code}: {item.detail}", file=sys.stderr)
+            where = f"{unit} {problem.line}"
+            print(f"auditor: {where}: {problem.code}: {problem.detail}", file=sys.stderr)
+
+    return named
