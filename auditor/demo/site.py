@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["BEHAVIOURS", "WORDS", "Behaviour", "PageState", "SimulatedSite"]
+__all__ = ["BEHAVIOURS", "WORDS", "Behaviour", "PageState", "SimulatedSite", "article_markup"]
 
 #: How far in the past a site's virtual clock starts, and how much a tick moves it.
 CLOCK_START_AGO = timedelta(days=400)
@@ -193,6 +193,15 @@ class _Markup:
 def _structured(kind: str | None, page: PageState, title: str, now: datetime) -> _Markup:
     published = page.created.isoformat()
     modified = (now if kind == "json-ld-render" else page.modified).isoformat()
+    return _Markup(*article_markup(kind, title, published, modified))
+
+
+def article_markup(
+    kind: str | None, title: str, published: str, modified: str
+) -> tuple[str, str, str]:
+    """(head, article attributes, article body) stating an article's dates: ``kind``
+    ``json-ld`` or ``json-ld-render`` (a JSON-LD script in the head), ``microdata``
+    (itemprops in the article), or None (nothing)."""
     if kind in ("json-ld", "json-ld-render"):
         data = {
             "@context": "https://schema.org",
@@ -201,14 +210,15 @@ def _structured(kind: str | None, page: PageState, title: str, now: datetime) ->
             "datePublished": published,
             "dateModified": modified,
         }
-        return _Markup(head=f'<script type="application/ld+json">{json.dumps(data)}</script>')
+        return f'<script type="application/ld+json">{json.dumps(data)}</script>', "", ""
     if kind == "microdata":
-        return _Markup(
-            article=' itemscope itemtype="https://schema.org/Article"',
-            body=f'<meta itemprop="datePublished" content="{published}">'
+        return (
+            "",
+            ' itemscope itemtype="https://schema.org/Article"',
+            f'<meta itemprop="datePublished" content="{published}">'
             f'<meta itemprop="dateModified" content="{modified}">',
         )
-    return _Markup()
+    return "", "", ""
 
 
 def _lastmod(behaviour: Behaviour, page: PageState, now: datetime) -> str | None:

@@ -19,14 +19,13 @@ and served over HTTP by :mod:`.server` for auditor (:meth:`PlanSite.sitemap_xml`
 from __future__ import annotations
 
 import html
-import json
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from auditor.demo.site import WORDS
+from auditor.demo.site import WORDS, article_markup
 
 __all__ = [
     "BEHAVIOUR_GROUPS",
@@ -377,21 +376,7 @@ def _structured(
         return "", "", ""
     published = site.at(page.created).isoformat()
     modified = site.at(s if kind == "json-ld-render" else page.modified_at(s)).isoformat()
-    if kind == "microdata":
-        return (
-            "",
-            ' itemscope itemtype="https://schema.org/Article"',
-            f'<meta itemprop="datePublished" content="{published}">'
-            f'<meta itemprop="dateModified" content="{modified}">',
-        )
-    data = {
-        "@context": "https://schema.org",
-        "@type": "Article",
-        "headline": title,
-        "datePublished": published,
-        "dateModified": modified,
-    }
-    return f'<script type="application/ld+json">{json.dumps(data)}</script>', "", ""
+    return article_markup(kind, title, published, modified)
 
 
 def _xml(root: str, items: str) -> str:
