@@ -30,7 +30,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from auditor.crawl.records import FetchRecord, fetch_record
@@ -364,6 +364,8 @@ def _apply(
     changed = _changed(record, before, copy, body_changed)
     advanced = _advanced(before, lastmod, precision)
     interval = _interval(before, record)
+    dated = _dated(record, before, page, changed)
+    undated = changed if dated is None else None  # an interval counts once: dated first
     state = CrawlState(
         loc=record.url,
         sitemap=sitemap,
@@ -374,10 +376,12 @@ def _apply(
         lastmod=lastmod,
         lastmod_precision=precision,
         **(copy if record.status != 304 or before is None else _kept_copy(before)),
-        intervals=(before.intervals if before else 0) + (changed is not None),
-        changes=(before.changes if before else 0) + bool(changed),
+        intervals=(before.intervals if before else 0) + (undated is not None),
+        changes=(before.changes if before else 0) + bool(undated),
         observed_days=(before.observed_days if before else 0.0)
-        + (interval if changed is not None and interval is not None else 0.0),
+        + (interval if undated is not None and interval is not None else 0.0),
+        dated_changes=(before.dated_changes if before else 0) + (dated[0] if dated else 0),
+        dated_days=(before.dated_days if before else 0.0) + (dated[1] if dated else 0.0),
     )
     row = CrawlLogRow(
         record.url, sitemap, record.fetched_at, record.status,
@@ -385,6 +389,54 @@ def _apply(
         advanced if changed is not None else None, interval, _date_agrees(page, listed),
     )  # fmt: skip
     return state, row
+
+
+def _dated(
+    record: FetchRecord,
+    before: CrawlState | None,
+    page: PageEvidence | None,
+    changed: bool | None,
+) -> tuple[int, float] | None:
+    """What a credible dateModified says of the page's changes (:mod:`auditor.planner.rates`):
+    (dated changes, days of exposure), or None when it says nothing here.
+
+    On a first fetch: a change at the stated moment and none since (none at all when the
+    page states it was published then). Later: a change at the stated moment when the
+    content changed and the date moved past the previous fetch; the whole interval
+    without one when neither did; nothing when they disagree (the interval is then read
+    as undated) or the date is coarser than a day."""
+    moment = _stated_change(page, record.fetched_at)
+    if moment is None or page is None:
+        return None
+    previous = before.ok_fetched_at if before else None
+    now = record.fetched_at
+    if previous is None:
+        return int(not _never_changed(page)), _days(now - moment)
+    if changed is None or changed != (moment > previous):
+        return None
+    if changed:
+        return 1, _days(now - moment)
+    return 0, _days(now - previous)
+
+
+def _stated_change(page: PageEvidence | None, fetched_at: datetime) -> datetime | None:
+    """When a page's credible dateModified says it last changed (a date's middle), if
+    at most a day coarse and not after the fetch."""
+    dm = page.date_modified if page is not None and page.ok else None
+    if dm is None or not dm.credible or dm.precision in ("month", "year"):
+        return None
+    moment = dm.value + timedelta(hours=12) if dm.precision == "day" else dm.value
+    return min(moment, fetched_at) if dm.value <= fetched_at else None
+
+
+def _never_changed(page: PageEvidence) -> bool:
+    """The page states it was modified when it was published."""
+    published, modified = page.date_published, page.date_modified
+    return published is not None and modified is not None and published.value == modified.value
+
+
+def _days(span: timedelta) -> float:
+    return max(span.total_seconds() / 86_400, 0.0)
 
 
 def _failed(record: FetchRecord, before: CrawlState | None, sitemap: str | None) -> CrawlState:

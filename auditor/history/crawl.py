@@ -32,6 +32,7 @@ from auditor.history.rows import signed64, unsigned64
 
 __all__ = [
     "CRAWL_LOG",
+    "DATED_CHANGES",
     "LOG_KEEP_DAYS",
     "CrawlCounts",
     "CrawlLogRow",
@@ -70,6 +71,13 @@ CRAWL_LOG = (
         data BLOB NOT NULL)""",
 )
 
+#: Each URL's dated observations (a credible dateModified says when it last changed):
+#: old rows read as none.
+DATED_CHANGES = (
+    "ALTER TABLE crawl_state ADD COLUMN dated_changes INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE crawl_state ADD COLUMN dated_days REAL NOT NULL DEFAULT 0",
+)
+
 
 @dataclass(frozen=True)
 class CrawlState:
@@ -90,6 +98,10 @@ class CrawlState:
     intervals: int = 0  # intervals between good fetches whose change is known
     changes: int = 0  # ... of which showed a change of content
     observed_days: float = 0.0  # ... their summed length
+    #: Intervals (and first fetches) read from a credible dateModified instead: changes
+    #: dated by it, and the days of exposure they cover (:mod:`auditor.planner.rates`).
+    dated_changes: int = 0
+    dated_days: float = 0.0
 
     def row(self, site_id: int) -> tuple[Any, ...]:
         """The ``crawl_state`` values, ``site_id`` first."""

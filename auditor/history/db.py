@@ -23,7 +23,7 @@ from pathlib import Path
 
 from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
-from auditor.history.crawl import CRAWL_LOG
+from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
 from auditor.history.views import SEGMENT_PRECISION, TEAM_HISTORY
@@ -133,6 +133,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0004-segment-precision", SEGMENT_PRECISION),
     Migration("0005-conditional-sitemaps", _CONDITIONAL_SITEMAPS),
     Migration("0006-crawl-log", CRAWL_LOG),
+    Migration("0007-dated-changes", DATED_CHANGES),
 )
 
 

@@ -27,6 +27,7 @@ from auditor.planner.rates import (
     PRIOR_INTERVALS,
     allocate,
     cgm_rate,
+    dated_rate,
     freshness,
     pooled_rates,
     shrunk_rate,
@@ -277,9 +278,10 @@ def _pages(
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
     segments = _segments(history, site, names, segment, figures, result)
-    own = cgm_rate(figures.intervals, figures.changes, figures.observed)
+    own = figures.own_rate()
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
-    seen = np.bincount(segment[figures.intervals > 0], minlength=len(names) + 1)[segment]
+    looks = figures.looks()
+    seen = np.bincount(segment[looks > 0], minlength=len(names) + 1)[segment]
     return SitePages(
         site=site,
         locs=locs,
@@ -295,7 +297,7 @@ def _pages(
         new=np.array([loc not in previous for loc in locs], dtype=bool)
         if previous
         else np.zeros(n, dtype=bool),
-        known=(seen >= MIN_POOL_PAGES) | (figures.intervals >= MIN_OBSERVED),
+        known=(seen >= MIN_POOL_PAGES) | (looks >= MIN_OBSERVED),
     )
 
 
@@ -308,7 +310,7 @@ def _rates(
 ) -> np.ndarray[Any, Any]:
     """Each page's rate: read against its sub-sitemap's learned distribution of rates
     where enough of its pages were observed, else shrunk towards the pooled rate."""
-    rate = shrunk_rate(own, figures.intervals, pool)
+    rate = shrunk_rate(own, figures.looks(), pool)
     for code in range(segments):
         mine = segment == code
         rate[mine] = pooled_rates(
@@ -317,6 +319,8 @@ def _rates(
             figures.observed[mine],
             rate[mine],
             figures.copy_age[mine],
+            dated_changes=figures.dated_changes[mine],
+            dated_days=figures.dated_days[mine],
         )
     return rate
 
@@ -332,6 +336,20 @@ class _Figures:
         self.intervals = np.zeros(n)
         self.changes = np.zeros(n)
         self.observed = np.zeros(n)
+        self.dated_changes = np.zeros(n)
+        self.dated_days = np.zeros(n)
+
+    def own_rate(self) -> np.ndarray[Any, Any]:
+        """Each page's own estimate: undated intervals and dated changes together."""
+        undated = cgm_rate(self.intervals, self.changes, self.observed)
+        return dated_rate(undated, self.observed, self.dated_changes, self.dated_days)
+
+    def looks(self) -> np.ndarray[Any, Any]:
+        """How many observations each page's rate stands on: its undated intervals, its
+        dated changes, and one for dated exposure without a change."""
+        quiet = (self.dated_days > 0) & (self.dated_changes == 0)
+        looks: np.ndarray[Any, Any] = self.intervals + self.dated_changes + quiet
+        return looks
 
     def take(self, i: int, state: CrawlState, now: datetime) -> None:
         """Set page ``i``'s figures from its crawl state."""
@@ -344,6 +362,8 @@ class _Figures:
         self.intervals[i] = state.intervals
         self.changes[i] = state.changes
         self.observed[i] = state.observed_days
+        self.dated_changes[i] = state.dated_changes
+        self.dated_days[i] = state.dated_days
 
 
 def _segments(
@@ -373,12 +393,13 @@ def _segments(
         if verdict == "trusted" and crawl is not None and _contradicted(crawl):
             verdict = "untrusted"  # degraded since the run: planned by rate from now on
         mine = segment == code
-        intervals = float(figures.intervals[mine].sum())
-        pooled = cgm_rate(
-            np.array([intervals]),
-            np.array([figures.changes[mine].sum()]),
-            np.array([figures.observed[mine].sum()]),
-        )[0]
+        intervals = float(figures.looks()[mine].sum())
+        observed = np.array([figures.observed[mine].sum()])
+        undated = cgm_rate(np.array([figures.intervals[mine].sum()]),
+                           np.array([figures.changes[mine].sum()]), observed)  # fmt: skip
+        dated = (np.array([figures.dated_changes[mine].sum()]),
+                 np.array([figures.dated_days[mine].sum()]))  # fmt: skip
+        pooled = dated_rate(undated, observed, *dated)[0]
         found.append(_Segment(signal_of(verdict, *counts), _pool(pooled, intervals, run)))
     return found
 

@@ -8,7 +8,17 @@ estimator for n intervals of length I of which X showed a change:
     λ̂ = −ln((n − X + 0.5) / (n + 0.5)) / I
 
 (their improved estimator: nearly unbiased, and finite when every interval changed).
-Intervals of unequal length are read at their mean. A page's own history is thin at
+Intervals of unequal length are read at their mean.
+
+**Dated observations.** A page whose credible ``dateModified`` says when it last changed
+tells more than whether it changed: at a fetch at ``t`` stating a last change at ``m``,
+nothing changed in ``(m, t]`` and something changed at ``m`` (the backward recurrence
+time of a Poisson process: density ``λ e^{−λ (t − m)}``); an interval whose
+``dateModified`` did not move past the previous fetch saw no change (``e^{−λ d}``). Over
+``k`` dated changes and ``T`` days of dated exposure the likelihood is ``λ^k e^{−λ T}``
+(Cho and Garcia-Molina's estimator "with last-modified dates", MLE ``k / T``), and a
+page's first fetch already contributes one term. Where a page's dated and undated
+intervals mix, their likelihoods multiply. A page's own history is thin at
 first, so its rate is shrunk towards its sub-sitemap's pooled rate, the page weighing as
 much as the pool once it has :data:`PRIOR_INTERVALS` intervals of its own:
 ``(n λ̂_page + K λ_pool) / (n + K)``.
@@ -39,6 +49,7 @@ __all__ = [
     "PRIOR_INTERVALS",
     "allocate",
     "cgm_rate",
+    "dated_rate",
     "freshness",
     "pooled_rates",
     "shrunk_rate",
@@ -70,6 +81,22 @@ def cgm_rate(intervals: Floats, changes: Floats, observed_days: Floats) -> Float
         mean = np.asarray(observed_days, dtype=float) / n
         rate = -np.log((n - x + 0.5) / (n + 0.5)) / mean
     rate = np.where((n > 0) & (mean > 0), rate, np.nan)
+    return np.clip(rate, MIN_RATE, MAX_RATE, where=~np.isnan(rate), out=rate)
+
+
+def dated_rate(
+    own: Floats, observed_days: Floats, dated_changes: Floats, dated_days: Floats
+) -> Floats:
+    """Each page's rate from its undated estimate (``own``, over ``observed_days``) and
+    its dated observations (``dated_changes`` in ``dated_days``): the changes of both
+    over their time, the undated ones counted as ``own × observed_days``; ``own`` where
+    a page has no dated exposure, NaN where it has neither."""
+    t_d = np.asarray(dated_days, dtype=float)
+    k_d = np.asarray(dated_changes, dtype=float)
+    t_u = np.where(np.isnan(own), 0.0, np.asarray(observed_days, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mixed = (np.nan_to_num(own) * t_u + k_d) / (t_u + t_d)
+    rate = np.where(t_d > 0, mixed, own)
     return np.clip(rate, MIN_RATE, MAX_RATE, where=~np.isnan(rate), out=rate)
 
 
@@ -142,6 +169,7 @@ def _frequencies(lam: Floats, mu: float, cap: float) -> Floats:
 
 #: The rates a sub-sitemap's prior may put weight on (changes a day).
 _GRID = np.geomspace(MIN_RATE, MAX_RATE, 48)
+_LOG_GRID = np.log(_GRID)
 #: Pages (with at least one observed interval) a sub-sitemap needs before its pages' rates
 #: are read against the distribution learned from them; pages the prior is fitted on.
 MIN_POOL_PAGES = 20
@@ -155,12 +183,15 @@ def pooled_rates(
     observed_days: Floats,
     fallback: Floats,
     age: Floats | None = None,
+    dated_changes: Floats | None = None,
+    dated_days: Floats | None = None,
 ) -> Floats:
     """Each page's rate under its sub-sitemap's distribution of rates, learned from the
     sub-sitemap's own pages (nonparametric empirical Bayes: the Kiefer-Wolfowitz
     maximum likelihood prior on a grid of rates, fitted by EM, with the
     exact likelihood of incomplete observation: ``(1 − e^{−λt})^X e^{−λt(n−X)}`` for X
-    changes seen in n intervals of mean length t).
+    changes seen in n intervals of mean length t, times ``λ^k e^{−λT}`` for the dated
+    observations, ``dated_changes`` k in ``dated_days`` T: module docstring).
 
     A sub-sitemap mixes pages that change yearly with pages that change daily; one
     observed interval already tells them apart, where shrinking every page towards one
@@ -174,22 +205,23 @@ def pooled_rates(
     ``fallback`` (each page's :func:`shrunk_rate`) is kept where
     fewer than :data:`MIN_POOL_PAGES` pages were observed. Call it per sub-sitemap."""
     n = np.asarray(intervals, dtype=float)
-    seen = n > 0
+    k_d = np.zeros(len(n)) if dated_changes is None else np.asarray(dated_changes, dtype=float)
+    t_d = np.zeros(len(n)) if dated_days is None else np.asarray(dated_days, dtype=float)
+    seen = (n > 0) | (t_d > 0)
     if seen.sum() < MIN_POOL_PAGES:
         return np.asarray(fallback, dtype=float)
     x = np.minimum(np.asarray(changes, dtype=float), n)
-    t = np.asarray(observed_days, dtype=float) / np.where(seen, n, 1.0)
+    t = np.asarray(observed_days, dtype=float) / np.where(n > 0, n, 1.0)
+    stats = np.stack([n, x, t, k_d, t_d], axis=1)
     rows = np.flatnonzero(seen)
     fit = rows if len(rows) <= _FIT_PAGES else rows[:: len(rows) // _FIT_PAGES + 1]
-    weights = _prior(_log_likelihood(n[fit], x[fit], t[fit]))
+    weights = _prior(_log_likelihood(stats[fit]))
     found = np.full(len(n), 1.0 / float(weights @ (1.0 / _GRID)))  # where nothing was seen
     for start in range(0, len(n), _CHUNK):
         chunk = np.arange(start, min(start + _CHUNK, len(n)))
         post = np.broadcast_to(weights, (len(chunk), len(_GRID))).copy()
         mine = seen[chunk]
-        post[mine] = _posterior(
-            _log_likelihood(n[chunk][mine], x[chunk][mine], t[chunk][mine]), weights
-        )
+        post[mine] = _posterior(_log_likelihood(stats[chunk][mine]), weights)
         found[chunk] = _summary(post, None if age is None else age[chunk])
     clipped: Floats = np.clip(found, MIN_RATE, MAX_RATE)
     return clipped
@@ -207,12 +239,18 @@ def _summary(post: Floats, age: Floats | None) -> Floats:
     return harmonic
 
 
-def _log_likelihood(n: Floats, x: Floats, t: Floats) -> Floats:
-    """Pages × grid: the log-likelihood of each page's observations at each rate."""
+def _log_likelihood(stats: Floats) -> Floats:
+    """Pages × grid: the log-likelihood of each page's observations at each rate; a row
+    of ``stats`` is (intervals n, changes X, mean interval t, dated changes k, dated
+    days T)."""
+    n, x, t, k_d, t_d = stats.T
     lam_t = np.outer(t, _GRID)
-    with np.errstate(divide="ignore"):
-        changed = np.log(-np.expm1(-lam_t))
-    return np.nan_to_num(x[:, None] * changed - (n - x)[:, None] * lam_t, neginf=-1e300)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        changed = np.where(x[:, None] > 0, x[:, None] * np.log(-np.expm1(-lam_t)), 0.0)
+    undated = changed - (n - x)[:, None] * lam_t
+    dated = np.outer(k_d, _LOG_GRID) - np.outer(t_d, _GRID)
+    found: Floats = np.nan_to_num(undated + dated, neginf=-1e300)
+    return found
 
 
 def _posterior(log_lik: Floats, weights: Floats) -> Floats:

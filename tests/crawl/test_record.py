@@ -49,9 +49,58 @@ def test_two_crawls_measure_the_changes_between_them(db_url):
         assert counts[name].both == counts[name].advanced == len(changed)  # accurate lastmod
         assert 0 < counts[name].dated <= 30 and counts[name].agree == counts[name].dated
 
-        states = history.crawl_states(history.site_ids()[server.origin], [again[0].url])
-        state = states[again[0].url]
-        assert state.intervals == 1 and state.observed_days == 3.0
+        states = history.crawl_states(history.site_ids()[server.origin], [r.url for r in again])
+        for state in states.values():  # the interval undated, or read from dateModified
+            assert (state.intervals, state.observed_days) in ((1, 3.0), (0, 0.0))
+            assert state.dated_days > 0  # JSON-LD dateModified on every page
+        assert any(s.intervals == 0 for s in states.values())
+
+
+def _article(modified: str, text: str, published: str = "2026-01-01T00:00:00Z") -> bytes:
+    data = f'{{"@type": "Article", "datePublished": "{published}", "dateModified": "{modified}"}}'
+    return (
+        f'<html><head><script type="application/ld+json">{data}</script></head>'
+        f"<body><main><article><h1>A page</h1><p>{text} and a sentence long enough to be"
+        " the content of this page</p></article></main></body></html>"
+    ).encode()
+
+
+def test_a_credible_date_modified_dates_the_changes(db_url):
+    site = SimulatedSite("dated", {"pages": BEHAVIOURS["no-lastmod"]}, 5, seed=3)
+    with SiteServer(site) as server, History.open(db_url) as history:
+        audit_site(server.origin, history, OPTIONS)
+        url = server.origin + _paths(site)[0]
+        t0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+        def fetch(days: float, modified: str, text: str) -> None:
+            at = t0 + timedelta(days=days)
+            record_fetches(history, [FetchRecord(url, at, 200, body=_article(modified, text))])
+
+        def state():
+            return history.crawl_states(history.site_ids()[server.origin], [url])[url]
+
+        fetch(0, "2026-02-27T00:00:00Z", "first")  # changed 2 days before the first fetch
+        assert (state().dated_changes, state().dated_days, state().intervals) == (1, 2.0, 0)
+        fetch(3, "2026-03-03T00:00:00Z", "second")  # changed, a day before the fetch
+        assert (state().dated_changes, state().dated_days) == (2, 3.0)
+        fetch(5, "2026-03-03T00:00:00Z", "second")  # unchanged: two days without a change
+        assert (state().dated_changes, state().dated_days, state().intervals) == (2, 5.0, 0)
+        fetch(6, "2026-03-03T00:00:00Z", "third")  # changed, its date did not move: undated
+        found = state()
+        assert (found.dated_changes, found.dated_days) == (2, 5.0)
+        assert (found.intervals, found.changes, found.observed_days) == (1, 1, 1.0)
+
+
+def test_a_page_modified_when_published_states_no_change(db_url):
+    site = SimulatedSite("fresh", {"pages": BEHAVIOURS["no-lastmod"]}, 5, seed=3)
+    with SiteServer(site) as server, History.open(db_url) as history:
+        audit_site(server.origin, history, OPTIONS)
+        url = server.origin + _paths(site)[0]
+        at = datetime(2026, 3, 1, tzinfo=UTC)
+        day = "2026-02-20T00:00:00Z"
+        record_fetches(history, [FetchRecord(url, at, 200, body=_article(day, "x", day))])
+        state = history.crawl_states(history.site_ids()[server.origin], [url])[url]
+        assert (state.dated_changes, state.dated_days) == (0, 9.0)
 
 
 def test_a_log_fed_twice_counts_once_and_strangers_are_counted(db_url):

@@ -16,7 +16,9 @@ from auditor.planner.rates import (
     PRIOR_INTERVALS,
     allocate,
     cgm_rate,
+    dated_rate,
     freshness,
+    pooled_rates,
     shrunk_rate,
 )
 from auditor.planner.signal import Signal, signal_of
@@ -42,6 +44,54 @@ def test_a_page_weighs_as_much_as_its_pool_after_the_prior_intervals():
     own = np.array([1.0, np.nan])
     n = np.array([PRIOR_INTERVALS, 0.0])
     assert shrunk_rate(own, n, 0.2) == pytest.approx([0.6, 0.2])
+
+
+def test_a_dated_change_rate_is_changes_over_exposure():
+    # 3 dated changes in 30 days of dated exposure; another page mixes 10 undated days
+    # at 0.1 a day (1 change's worth) with 1 dated change in 10 days
+    rates = dated_rate(
+        np.array([np.nan, 0.1, np.nan]),
+        np.array([0.0, 10.0, 0.0]),
+        np.array([3.0, 1.0, 0.0]),
+        np.array([30.0, 10.0, 0.0]),
+    )
+    assert rates[:2] == pytest.approx([0.1, 0.1])
+    assert math.isnan(rates[2])
+
+
+def _two_fetches(rng, rates, interval):
+    """Each page fetched at 0 and at ``interval``: whether it changed between, the time
+    since its last change before the first fetch (exponential at its rate: the backward
+    recurrence time) and before the second (from its change events in the interval)."""
+    before_first = rng.exponential(1 / rates)
+    last = np.full(len(rates), -np.inf)
+    for i, rate in enumerate(rates):
+        moments = np.cumsum(rng.exponential(1 / rate, size=64))
+        inside = moments[moments <= interval]
+        if inside.size:
+            last[i] = inside[-1]
+    changed = np.isfinite(last)
+    return changed, before_first, np.where(changed, interval - last, 0.0)
+
+
+def test_dated_observations_tell_rare_pages_from_regular_ones_at_once():
+    # half the pages change yearly, half every three days; one weekly interval each
+    rng = np.random.default_rng(7)
+    rates = np.repeat([1 / 365, 1 / 3], 200)
+    changed, before_first, before_second = _two_fetches(rng, rates, 7.0)
+    n, zeros, fallback = np.ones(len(rates)), np.zeros(len(rates)), np.full(len(rates), 0.05)
+    undated = pooled_rates(n, changed.astype(float), 7.0 * n, fallback)
+    # dated: a change at the first fetch's stated moment, none since; then either a
+    # change at the second's (and none after it) or a whole interval without one
+    k_d = 1.0 + changed
+    t_d = before_first + np.where(changed, before_second, 7.0)
+    dated = pooled_rates(zeros, zeros, zeros, fallback, dated_changes=k_d, dated_days=t_d)
+
+    def error(found):
+        return float(np.mean(np.abs(np.log(found / rates))))
+
+    assert error(dated) < 0.5 * error(undated)
+    assert np.median(dated[rates < 0.01]) < 0.02 and np.median(dated[rates > 0.3]) > 0.15
 
 
 def _total_freshness(rates, f):
