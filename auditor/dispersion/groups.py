@@ -106,9 +106,13 @@ _HOME = "\x00home"
 _PAGE = "\x00page"
 _DATE = "\x00date"
 _REST = "\x00rest"
+_STRUCTURAL = (_REST, _HOME, _PAGE, _DATE)
 _ORIGIN = r"^(?:[A-Za-z][A-Za-z0-9+.-]*:)?(?://[^/?#]*)?"
+#: The scheme and host of an absolute URL. Not _ORIGIN: its optional parts make RE2 3x slower.
+_ABSOLUTE = r"^[^:/?#]+://[^/?#]*"
 _PAGINATION = r"/page/\d+/?(?:[?#]|$)"
-_YEAR = re.compile(r"(?:19|20)\d\d")
+_YEAR = r"^(?:19|20)\d\d$"
+_DEPTH_SAMPLE = 10_000
 _HOME_NAMES = frozenset({"", "index.html", "index.htm", "index.php"})
 
 
@@ -146,8 +150,14 @@ class Grouping:
         """Each loc's group pattern, in order; all None when the file was not split."""
         if not self.groups:
             return [None] * len(locs)
-        codes, keys = _template_codes(_as_arrow(locs), self.base)
-        table = np.array([self._label_of_key.get(key, OTHER) for key in keys], dtype=object)
+        codes, dictionary = _template_codes(_as_arrow(locs), self.base)
+        known = self._label_of_key
+        segments = [key for key in known if key not in _STRUCTURAL]
+        value_set = pa.array(segments, type=dictionary.type)
+        found = pc.index_in(dictionary, value_set=value_set).fill_null(-1)
+        patterns = np.array([*(known[key] for key in segments), OTHER], dtype=object)
+        structural = np.array([known.get(key, OTHER) for key in _STRUCTURAL], dtype=object)
+        table = np.concatenate([structural, patterns[found.to_numpy(zero_copy_only=False)]])
         labels: list[str | None] = table[codes].tolist()
         return labels
 
@@ -180,8 +190,7 @@ def find_groups(
         return Grouping()
     arrow = _as_arrow(locs)
     base = _common_base(arrow)
-    codes, keys = _template_codes(arrow, base)
-    codes, keys = _fold_small(codes, keys)
+    codes, keys = _compact(*_template_codes(arrow, base))
     members = _members(codes, keys, classes, _threshold(urls))
     return _grouping(codes, keys, members, base, _date_pattern(arrow, base, codes, keys))
 
@@ -213,45 +222,53 @@ def _common_base(arrow: pa.Array) -> str:
     return shared[start : shared.rindex("/") + 1]
 
 
-def _template_codes(arrow: pa.Array, base: str) -> tuple[np.ndarray, list[str]]:
-    """Each URL's template key as a code into the returned key list. Keys are first
-    segments, or ``_HOME``, ``_PAGE``, ``_DATE``, ``_REST`` (not under the base)."""
-    pattern = _ORIGIN + re.escape(base) + r"(?P<seg>[^/?#]*)"
-    found = pc.extract_regex(arrow, pattern)
-    segments = pc.dictionary_encode(
-        pc.if_else(pc.is_valid(found), pc.struct_field(found, [0]), None)
-    )
-    names = [_key_of_segment(s) for s in segments.dictionary.to_pylist()] + [_REST, _PAGE]
-    keys, inverse = np.unique(np.array(names, dtype=object), return_inverse=True)
-    indices = segments.indices.fill_null(len(names) - 2)
-    index = indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    paged = pc.match_substring_regex(arrow, _PAGINATION).fill_null(False)
-    index[paged.to_numpy(zero_copy_only=False)] = len(names) - 1
-    return np.asarray(inverse, dtype=np.int64).reshape(-1)[index], [str(k) for k in keys]
+def _template_codes(arrow: pa.Array, base: str) -> tuple[np.ndarray, pa.Array]:
+    """Each URL's template code and the distinct first segments: code ``i < 4`` is
+    ``_STRUCTURAL[i]``, code ``4 + i`` is segment ``i`` of the returned dictionary."""
+    segments = _first_segments(arrow, base)
+    dictionary = segments.dictionary
+    entry = np.arange(len(_STRUCTURAL), len(_STRUCTURAL) + len(dictionary) + 1)
+    entry[-1] = _STRUCTURAL.index(_REST)  # a null segment (not under the base)
+    homes = pa.array(sorted(_HOME_NAMES), type=dictionary.type)
+    entry[:-1][_mask(pc.is_in(dictionary, value_set=homes))] = _STRUCTURAL.index(_HOME)
+    entry[:-1][_mask(pc.match_substring_regex(dictionary, _YEAR))] = _STRUCTURAL.index(_DATE)
+    index = segments.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = entry[index]
+    codes[_mask(pc.match_substring_regex(arrow, _PAGINATION))] = _STRUCTURAL.index(_PAGE)
+    return codes, dictionary
 
 
-def _key_of_segment(segment: str) -> str:
-    if segment in _HOME_NAMES:
-        return _HOME
-    if _YEAR.fullmatch(segment):
-        return _DATE
-    return segment
+def _first_segments(arrow: pa.Array, base: str) -> pa.DictionaryArray:
+    """Each URL's first path segment under the base, null when not under it. Absolute
+    URLs take one regex pass; the rare relative ones a second pass of their own."""
+    path = re.escape(base) + r"(?P<seg>[^/?#]*)"
+    found = pc.extract_regex(arrow, _ABSOLUTE + path)
+    segment = pc.if_else(pc.is_valid(found), pc.struct_field(found, [0]), None)
+    missing = pc.is_null(segment)
+    if pc.any(missing).as_py():
+        again = pc.extract_regex(arrow.filter(missing), "^" + path)
+        again = pc.if_else(pc.is_valid(again), pc.struct_field(again, [0]), None)
+        segment = pc.replace_with_mask(segment, missing, again)
+    return pc.dictionary_encode(segment)
 
 
-def _fold_small(codes: np.ndarray, keys: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Codes and keys with the first segments of fewer than MIN_TEMPLATE_URLS URLs
-    folded into the rest (home, pagination and dates are templates at any size)."""
-    counts = np.bincount(codes, minlength=len(keys))
-    structural = {_HOME, _PAGE, _DATE}
-    kept = [
-        k
-        for k, c in zip(keys, counts, strict=True)
-        if c and (k in structural or c >= MIN_TEMPLATE_URLS)
-    ]
-    new_keys = sorted({*kept, _REST})
-    position = {key: i for i, key in enumerate(new_keys)}
-    remap = np.array([position.get(key, position[_REST]) for key in keys], dtype=np.int64)
-    return remap[codes], new_keys
+def _mask(flags: pa.Array) -> np.ndarray:
+    return np.asarray(flags.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _compact(codes: np.ndarray, dictionary: pa.Array) -> tuple[np.ndarray, list[str]]:
+    """Codes into a short key list: the first segments of fewer than MIN_TEMPLATE_URLS
+    URLs fold into the rest (home, pagination and dates are templates at any size)."""
+    structural = len(_STRUCTURAL)
+    counts = np.bincount(codes, minlength=structural + len(dictionary))
+    kept = counts > 0
+    kept[structural:] &= counts[structural:] >= MIN_TEMPLATE_URLS
+    kept[_STRUCTURAL.index(_REST)] = True
+    lookup = np.cumsum(kept) - 1
+    lookup[~kept] = lookup[_STRUCTURAL.index(_REST)]
+    segments = dictionary.take(pa.array(np.flatnonzero(kept[structural:]))).to_pylist()
+    names = [_STRUCTURAL[i] for i in np.flatnonzero(kept[:structural])] + segments
+    return lookup[codes], [str(name) for name in names]
 
 
 def _classes(
@@ -284,9 +301,10 @@ def _members(
     enough = np.array([1 if key in (_HOME, _PAGE) else MIN_TEMPLATE_URLS for key in keys])
     members: dict[int, str] = {}
     for number, (mask, comparable) in enumerate(classes):
-        base_rows = comparable if comparable is not None else np.ones_like(mask)
         within = np.bincount(codes[mask], minlength=len(keys))
-        measured = np.bincount(codes[base_rows], minlength=len(keys))
+        measured = counts
+        if comparable is not None:
+            measured = np.bincount(codes[comparable], minlength=len(keys))
         share = np.divide(within, measured, out=np.zeros(len(keys)), where=measured >= enough)
         claimed = np.flatnonzero(claimable & (share >= CLAIM_SHARE))
         if len(claimed) >= 2 and counts[claimed].sum() >= threshold:
@@ -298,11 +316,12 @@ def _members(
 
 
 def _date_pattern(arrow: pa.Array, base: str, codes: np.ndarray, keys: list[str]) -> str:
-    """The date template's name after the depth most of its URLs have."""
+    """The date template's name after the depth most of its URLs have (of an even
+    sample of ``_DEPTH_SAMPLE``: a majority needs no more)."""
     if _DATE not in keys:
         return base + "YYYY/*"
-    rows = pa.array(codes == keys.index(_DATE))
-    dates = arrow.filter(rows)
+    rows = np.flatnonzero(codes == keys.index(_DATE))
+    dates = arrow.take(pa.array(rows[:: max(1, len(rows) // _DEPTH_SAMPLE)]))
     prefix = _ORIGIN + re.escape(base) + r"\d{4}/"
     for depth, name in ((r"\d\d/\d\d/", "YYYY/MM/DD/*"), (r"\d\d/", "YYYY/MM/*")):
         if pc.sum(pc.match_substring_regex(dates, prefix + depth)).as_py() * 2 >= len(dates):
