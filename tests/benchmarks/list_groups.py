@@ -1,0 +1,127 @@
+"""The groups ``find_groups`` finds on every real sitemap at hand, for review by eye.
+
+Run by hand, never by pytest:  python3 tests/benchmarks/list_groups.py
+
+Reads every sitemap of ``../shared/corpus/sitemaps`` (each sub-sitemap of each file, read
+as a local file through the walker) and the static-site builds of ``/tmp/rs/<site>/v1..v3``
+(their ``{{origin}}`` replaced by ``https://example.org``), the latter alone and against
+the previous version (v1->v2, v2->v3). Prints, per sub-sitemap, the groups: pattern,
+URLs, basis, and per group the share with a lastmod, its distinct values and the top
+value's share of its dated URLs. A folder that is absent is skipped.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from auditor.dispersion.groups import Grouping, find_groups
+from auditor.walker import WalkOptions
+from auditor.walker.inventory import load_inventory
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "sitemaps"
+BUILDS = Path("/tmp/rs")
+SITES = ("gyuha", "zlf", "pymdown", "apl")
+ORIGIN = "https://example.org"
+SUFFIXES = (".xml", ".xml.gz", ".txt")
+
+
+def _entries(path: Path) -> pd.DataFrame:
+    frame = load_inventory(str(path), WalkOptions()).entries
+    return frame[frame["loc"].notna()]
+
+
+def _arrays(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lastmod = frame["lastmod"]
+    seconds = lastmod.to_numpy(dtype="datetime64[s]").astype(np.int64)
+    return frame["loc"].to_numpy(dtype=object), seconds, ~lastmod.isna().to_numpy()
+
+
+def _report(title: str, frame: pd.DataFrame, previous: pd.DataFrame | None = None) -> None:
+    locs, seconds, dated = _arrays(frame)
+    before: tuple[np.ndarray, np.ndarray] | None = None
+    if previous is not None:
+        old = previous.drop_duplicates("loc").set_index("loc")["lastmod"].reindex(locs)
+        before = old.to_numpy(dtype="datetime64[s]").astype(np.int64), ~old.isna().to_numpy()
+    grouping = find_groups(locs, seconds, dated, *(before or (None, None)))
+    print(
+        f"{title}: {len(locs)} URLs, {dated.mean() if len(locs) else 0:.0%} dated, "
+        f"{len(np.unique(seconds[dated]))} distinct, top {_top(seconds[dated]):.0%}"
+        + ("" if grouping.groups else " -> no split")
+    )
+    _print_groups(grouping, locs, seconds, dated, before)
+
+
+def _top(values: np.ndarray) -> float:
+    if not len(values):
+        return 0.0
+    return float(np.unique(values, return_counts=True)[1].max() / len(values))
+
+
+def _print_groups(
+    grouping: Grouping,
+    locs: np.ndarray,
+    seconds: np.ndarray,
+    dated: np.ndarray,
+    before: tuple[np.ndarray, np.ndarray] | None,
+) -> None:
+    labels = np.array(grouping.labels(locs), dtype=object)
+    for group in grouping.groups:
+        rows = labels == group.pattern
+        values = seconds[rows & dated]
+        moved = ""
+        if before is not None:
+            both = rows & dated & before[1]
+            moved = f"  moved {int((seconds[both] != before[0][both]).sum())}/{int(both.sum())}"
+        print(
+            f"    {group.pattern:48} {group.urls:6} {group.basis:9} dated {dated[rows].mean():4.0%}"
+            f"  distinct {len(np.unique(values)):4}  top {_top(values):4.0%}{moved}"
+        )
+
+
+def _corpus() -> None:
+    if not CORPUS.is_dir():
+        print(f"(no corpus at {CORPUS})")
+        return
+    for path in sorted(CORPUS.rglob("*")):
+        if not path.name.endswith(SUFFIXES) or path.name == "robots.txt":
+            continue
+        frame = _entries(path)
+        for sitemap, part in frame.groupby("sitemap", observed=True, sort=True):
+            if len(part):
+                _report(f"{path.relative_to(CORPUS)} [{Path(str(sitemap)).name}]", part)
+
+
+def _builds() -> None:
+    for site in SITES:
+        previous = None
+        for version in ("v1", "v2", "v3"):
+            source = BUILDS / site / version / "sitemap.xml"
+            if not source.is_file():
+                continue
+            with tempfile.TemporaryDirectory() as folder:
+                local = Path(folder) / "sitemap.xml"
+                local.write_text(source.read_text(encoding="utf-8").replace("{{origin}}", ORIGIN))
+                frame = _entries(local)
+            _report(f"{site} {version}", frame)
+            if previous is not None:
+                _report(f"{site} {version} (previous {previous[0]})", frame, previous[1])
+            previous = (version, frame)
+
+
+def main() -> int:
+    print("== real sitemaps (../shared/corpus/sitemaps)")
+    _corpus()
+    print(f"== static-site builds ({BUILDS})")
+    _builds()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
