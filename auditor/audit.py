@@ -33,6 +33,7 @@ from auditor.walker.reuse import PreviousRun
 if TYPE_CHECKING:
     import pandas as pd
 
+    from auditor.dispersion.segments import Segmenter
     from auditor.history import History, RunRecord
     from auditor.history.crawl import CrawlCounts
     from auditor.http import HttpClient
@@ -255,7 +256,7 @@ def _sample(
     say(f"sampling up to {budget} pages of {len(inventory.entries):,}")
     return sample_site(
         inputs.site,
-        inventory.entries,
+        _with_segments(inventory.entries, inputs.dispersion.segmenter),
         options.sample,
         seed=_seed(inputs.site, previous.runs_so_far, options.seed),
         panel=[p.loc for p in inputs.previous_pages if p.ok],
@@ -265,6 +266,15 @@ def _sample(
         judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
         robots=inventory.robots,  # the walk's robots.txt: asked for once per audit
     )
+
+
+def _with_segments(entries: pd.DataFrame, segmenter: Segmenter) -> pd.DataFrame:
+    """The entries with each one's segment key, where a file was split into groups: the
+    sample is stratified by group, so a group without dates of its own still gets pages."""
+    if not segmenter.groupings:
+        return entries
+    keys = segmenter.keys(entries["sitemap"].astype(str).tolist(), entries["loc"].tolist())
+    return entries.assign(segment=keys)
 
 
 def _summary(inventory: Inventory) -> dict[str, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,9 @@ import numpy as np
 from auditor.dispersion.figures import Figures, LastmodArrays, compute_figures
 from auditor.dispersion.flags import Flag, SegmentTraits, flags_for
 from auditor.dispersion.generation import Generation, generation_share
+from auditor.dispersion.groups import Group
 from auditor.dispersion.movement import Movement, PreviousValues, align_previous, movement_of
+from auditor.dispersion.segments import SEPARATOR, Segmenter, learn_segmenter, segment_key
 from auditor.models import SitemapFile
 from auditor.walker.dates import parse_rfc822
 
@@ -33,7 +35,8 @@ _PAGE_KINDS = frozenset({"urlset", "text", "rss", "atom"})
 
 @dataclass(frozen=True)
 class SegmentDispersion:
-    """The analysis of one sub-sitemap (a file that lists pages)."""
+    """The analysis of one segment: a sub-sitemap (a file that lists pages), or one
+    ``group`` of its URLs when the file mixes behaviours (:mod:`.segments`)."""
 
     sitemap: str
     kind: str
@@ -41,11 +44,21 @@ class SegmentDispersion:
     generation: Generation
     movement: Movement | None
     flags: tuple[Flag, ...]
+    group: Group | None = None
+    material: bool = True  # False: a leftover group too small to speak for its file
+
+    @property
+    def key(self) -> str:
+        """The segment's key (:func:`~auditor.dispersion.segments.segment_key`)."""
+        return segment_key(self.sitemap, self.group.pattern if self.group else None)
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready form: ``sitemap``, ``urls`` and ``flags`` (codes) first."""
+        """JSON-ready form: ``sitemap``, ``urls`` and ``flags`` (codes) first; ``group``
+        where the segment is one group of its file."""
+        group = {"group": self.group.to_dict()} if self.group else {}
         return {
             "sitemap": self.sitemap,
+            **group,
             "urls": self.figures.urls,
             "flags": flag_codes(self.flags),
             "kind": self.kind,
@@ -71,15 +84,19 @@ class DispersionReport:
     flags: tuple[Flag, ...]
     segments: tuple[SegmentDispersion, ...]
     index_lastmods: Figures | None
+    segmenter: Segmenter = field(default_factory=Segmenter)
 
     def to_dict(self) -> dict[str, object]:
-        """The ``dispersion`` object of ``auditor inspect --json``."""
+        """The ``dispersion`` object of ``auditor inspect --json`` (``groupings``: the
+        groups of the sub-sitemaps that were split, with their labelling rule)."""
+        groupings = {"groupings": self.segmenter.to_dict()} if self.segmenter.groupings else {}
         return {
             **self.figures.to_dict(),
             "generation": self.generation.to_dict(),
             "movement": self.movement.to_dict() if self.movement else None,
             "flag_details": [f.to_dict() for f in self.flags],
             "index_lastmods": self.index_lastmods.to_dict() if self.index_lastmods else None,
+            **groupings,
         }
 
 
@@ -112,26 +129,35 @@ def analyse_entries(
     files = list(files)
     by_url = {f.url: f for f in files}
     fallback = (now or datetime.now(UTC)).timestamp()
-    arrays, segment_codes, names = _arrays(entries)
+    arrays, file_codes, files_named = _arrays(entries)
     earlier = align_previous(entries, previous) if previous is not None else None
-    fetched = np.array([_fetched(by_url.get(n), fallback) for n in names], dtype=np.float64)
+    segmenter = learn_segmenter(
+        entries, file_codes, files_named, arrays.seconds, arrays.dated, earlier
+    )
+    segment_codes, names = _segment_codes(entries, file_codes, files_named, segmenter)
+    fetched = np.array(
+        [_fetched(by_url.get(sitemap), fallback) for sitemap, _ in names], dtype=np.float64
+    )
     fetched_per_entry = fetched[segment_codes] if len(names) else np.zeros(0)
 
     order = np.argsort(segment_codes, kind="stable")
     bounds = np.searchsorted(segment_codes[order], np.arange(len(names) + 1))
     segments = []
     within = 0
-    for code, name in enumerate(names):
+    for code, (sitemap, group) in enumerate(names):
         rows = order[bounds[code] : bounds[code + 1]]
         if rows.shape[0] == 0:
             continue
         part = _segment(
-            name,
-            by_url.get(name),
+            sitemap,
+            by_url.get(sitemap),
             arrays.take(rows),
             earlier.take(rows) if earlier is not None else None,
             float(fetched[code]),
         )
+        if group is not None:
+            material = segmenter.is_material(sitemap, group)
+            part = replace(part, group=group, material=material)
         within += part.generation.within
         segments.append(part)
     segments.extend(_empty_segments(files, {s.sitemap for s in segments}, fallback))
@@ -148,8 +174,27 @@ def analyse_entries(
     )
     flags = flags_for(figures, arrays, generation, movement, traits)
     return DispersionReport(
-        site, figures, generation, movement, flags, tuple(segments), _index_lastmods(files)
-    )
+        site, figures, generation, movement, flags, tuple(segments), _index_lastmods(files),
+        segmenter,
+    )  # fmt: skip
+
+
+def _segment_codes(
+    entries: pd.DataFrame, file_codes: np.ndarray, files: list[str], segmenter: Segmenter
+) -> tuple[np.ndarray, list[tuple[str, Group | None]]]:
+    """Each entry's segment code, and each code's (sub-sitemap, group): the file codes
+    as they are where no file was split."""
+    if not segmenter.groupings:
+        return file_codes, [(name, None) for name in files]
+    import pandas as pd
+
+    sitemaps = [files[c] for c in file_codes]
+    keys = pd.Series(segmenter.keys(sitemaps, entries["loc"].tolist())).astype("category")
+    names = []
+    for key in keys.cat.categories:
+        sitemap, _, pattern = str(key).partition(SEPARATOR)
+        names.append((sitemap, segmenter.group(sitemap, pattern) if pattern else None))
+    return keys.cat.codes.to_numpy().astype(np.int64), names
 
 
 def _arrays(entries: pd.DataFrame) -> tuple[LastmodArrays, np.ndarray, list[str]]:

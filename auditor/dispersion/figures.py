@@ -152,8 +152,10 @@ def normalised_entropy(counts: np.ndarray, total: int) -> float | None:
     """Shannon entropy of a distribution given by ``counts``, over its maximum log(total)."""
     if total < 2:
         return None
-    p = counts / total
-    entropy = float(-(p * np.log(p)).sum()) / float(np.log(total))
+    # H / log N = 1 - sum(c log c) / (N log N): exact where every count is 1 (no rounding
+    # of p = 1/N), so a distribution of distinct values reads exactly 1
+    c = np.asarray(counts, dtype=float)
+    entropy = 1.0 - float((c * np.log(c)).sum()) / (total * float(np.log(total)))
     return min(1.0, max(0.0, entropy))
 
 

@@ -174,8 +174,31 @@ class Grouping:
         return self.labels([loc])[0]
 
     def to_dict(self) -> dict[str, object]:
-        """The groups as plain JSON values (the labelling rule is not serialised)."""
-        return {"base": self.base, "groups": [group.to_dict() for group in self.groups]}
+        """The groups and the labelling rule as plain JSON values (:meth:`from_dict`)."""
+        return {
+            "base": self.base,
+            "groups": [group.to_dict() for group in self.groups],
+            "members": [list(pair) for pair in self.members],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Grouping:
+        """The grouping :meth:`to_dict` wrote: it labels URLs as the original did."""
+        groups = data.get("groups") or []
+        members = data.get("members") or []
+        assert isinstance(groups, list) and isinstance(members, list)
+        return cls(
+            tuple(Group(str(g["pattern"]), int(g["urls"]), str(g["basis"])) for g in groups),
+            str(data.get("base") or "/"),
+            tuple((str(key), str(pattern)) for key, pattern in members),
+        )
+
+    def is_material(self, pattern: str) -> bool:
+        """True when the group ``pattern`` holds a material share of the learned URLs
+        (``other`` may hold less: its verdict then does not speak for the file)."""
+        total = sum(g.urls for g in self.groups)
+        size = next((g.urls for g in self.groups if g.pattern == pattern), 0)
+        return size >= max(MIN_GROUP_URLS, MATERIAL_SHARE * total)
 
 
 def find_groups(

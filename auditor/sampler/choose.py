@@ -1,4 +1,5 @@
-"""Choosing the pages to fetch: a seeded sample, stratified by sub-sitemap and by recency.
+"""Choosing the pages to fetch: a seeded sample, stratified by segment (sub-sitemap, or
+group within one) and by recency.
 
 On a site's first run every page is fresh. On a later run a panel of pages
 sampled before comes first (so a change between runs can be observed), then
@@ -65,6 +66,12 @@ class SampledPage:
     lastmod: datetime | None
     lastmod_precision: str | None
     stratum: str  # panel | newest | older | undated
+    segment: str = ""  # the segment key where the file is split into groups
+
+    @property
+    def key(self) -> str:
+        """The segment the page was drawn for: its group's key, else its sub-sitemap."""
+        return self.segment or self.sitemap
 
 
 def choose_sample(
@@ -106,7 +113,7 @@ def _stratified(
 ) -> list[tuple[int, str]]:
     if budget <= 0 or len(rows) == 0:
         return []
-    sitemaps = frame["sitemap"].astype(str).to_numpy()[rows]
+    sitemaps = _strata(frame)[rows]
     names, sizes = np.unique(sitemaps, return_counts=True)
     picks = _allocate(sizes, budget)
     lastmods = _lastmods(frame)
@@ -115,6 +122,13 @@ def _stratified(
         if k:
             chosen += _within_segment(lastmods, rows[sitemaps == name], int(k), rng)
     return chosen
+
+
+def _strata(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's segment: the ``segment`` column (a group's key) where the audit split a
+    file into groups, else its sub-sitemap."""
+    column = "segment" if "segment" in frame.columns else "sitemap"
+    return frame[column].astype(str).to_numpy()
 
 
 def _lastmods(frame: pd.DataFrame) -> np.ndarray:
@@ -181,6 +195,7 @@ def _page(frame: pd.DataFrame, row: int, stratum: str) -> SampledPage:
         value,
         None if precision is None or precision != precision else str(precision),
         stratum,
+        str(record["segment"]) if "segment" in record.index else "",
     )
 
 
@@ -223,7 +238,7 @@ class SequentialPlan:
 
     def record(self, page: SampledPage, *, requested: bool) -> None:
         """Count a page returned by :meth:`next_page` once it was fetched (or not)."""
-        self._taken[page.sitemap] += 1
+        self._taken[page.key] += 1
         if requested:
             self.requested += 1
         else:
@@ -247,9 +262,7 @@ def _queues(
     if budget <= 0 or frame.empty:
         return {}, {}
     rng = np.random.default_rng(seed)
-    names, codes, sizes = np.unique(
-        frame["sitemap"].astype(str).to_numpy(), return_inverse=True, return_counts=True
-    )
+    names, codes, sizes = np.unique(_strata(frame), return_inverse=True, return_counts=True)
     by_segment = np.split(np.argsort(codes, kind="stable"), np.cumsum(sizes)[:-1])
     panel_rows: list[list[int]] = [[] for _ in names]
     for row in _rows_of(frame, panel):

@@ -27,6 +27,7 @@ from auditor.scorer.stats import wilson
 from auditor.scorer.tally import Tally, crawl_tally
 from auditor.scorer.verdict import (
     DEFAULT_RECHECK_DAYS,
+    group_reasons,
     judge_segment,
     judge_site,
     pooled_trust,
@@ -69,13 +70,16 @@ class ScoreInputs:
 
 
 def score(inputs: ScoreInputs) -> AuditResult:
-    """The verdict on a site and on each of its sub-sitemaps, with reasons and figures."""
+    """The verdict on a site and on each of its segments (sub-sitemaps, or groups within
+    one), with reasons and figures."""
+    notes = template_notes(inputs.pages, inputs.previous_pages)
+    inputs = _keyed(inputs)
     segments, evidence = _judge(inputs)
     site = Tally()
     for item in evidence.values():
         site.add(item.own)
     verdict = judge_site(segments) if inputs.readable else "inconclusive"
-    reasons = _site_reasons(inputs, segments)
+    reasons = _site_reasons(inputs, segments) + group_reasons(segments)
     return AuditResult(
         site=inputs.site,
         started_at=inputs.started_at,
@@ -88,23 +92,46 @@ def score(inputs: ScoreInputs) -> AuditResult:
         segments=tuple(segments),
         previous_verdict=inputs.previous_verdict,
         recheck_days=_site_recheck(segments, site),
-        notes=template_notes(inputs.pages, inputs.previous_pages),
+        notes=notes,
     )
 
 
 def sampling_status(inputs: ScoreInputs) -> dict[str, str]:
     """Each sub-sitemap's sampling status on the pages fetched so far (``inputs.pages``):
     ``condemned`` by its lastmod values alone, ``decided`` by its evidence, or ``open``."""
-    segments, evidence = _judge(inputs)
-    by_name = {s.sitemap: s for s in inputs.dispersion.segments}
-    return {v.sitemap: segment_status(v, by_name[v.sitemap], evidence[v.sitemap]) for v in segments}
+    segments, evidence = _judge(_keyed(inputs))
+    by_key = {s.key: s for s in inputs.dispersion.segments}
+    return {v.key: segment_status(v, by_key[v.key], evidence[v.key]) for v in segments}
+
+
+def _keyed(inputs: ScoreInputs) -> ScoreInputs:
+    """The inputs with every page's ``sitemap`` replaced by its segment key (past runs'
+    pages labelled by today's groups). The crawler's counts of a file split into groups
+    are per file, so they are left out of its groups' evidence."""
+    segmenter = inputs.dispersion.segmenter
+    if not segmenter.groupings:
+        return inputs
+
+    def keyed(pages: Sequence[PageObservation]) -> tuple[PageObservation, ...]:
+        keys = segmenter.keys([p.sitemap for p in pages], [p.loc for p in pages])
+        return tuple(replace(p, sitemap=k) for p, k in zip(pages, keys, strict=True))
+
+    split = set(segmenter.groupings)
+    return replace(
+        inputs,
+        pages=keyed(inputs.pages),
+        previous_pages=keyed(inputs.previous_pages),
+        past_runs=tuple(replace(r, pages=keyed(r.pages)) for r in inputs.past_runs),
+        crawled={k: v for k, v in inputs.crawled.items() if k not in split},
+        crawled_earlier={k: v for k, v in inputs.crawled_earlier.items() if k not in split},
+    )
 
 
 def _judge(inputs: ScoreInputs) -> tuple[list[SegmentVerdict], dict[str, SegmentEvidence]]:
     """Every sub-sitemap's verdict, and the evidence each was judged on."""
     evidence = _evidence(inputs)
     segments = [
-        judge_segment(s, evidence[s.sitemap]) for s in inputs.dispersion.segments if s.figures.urls
+        judge_segment(s, evidence[s.key]) for s in inputs.dispersion.segments if s.figures.urls
     ]
     return _lift_by_pooled_evidence(segments, evidence), evidence
 
@@ -114,7 +141,7 @@ def _evidence(inputs: ScoreInputs) -> dict[str, SegmentEvidence]:
     args = (inputs.pages, inputs.previous_pages, inputs.past_runs, inputs.started_at)
     found = gather_evidence(*args)
     evidence = {
-        s.sitemap: found.get(s.sitemap, SegmentEvidence(has_previous=bool(inputs.previous_pages)))
+        s.key: found.get(s.key, SegmentEvidence(has_previous=bool(inputs.previous_pages)))
         for s in inputs.dispersion.segments
         if s.figures.urls
     }
@@ -123,10 +150,10 @@ def _evidence(inputs: ScoreInputs) -> dict[str, SegmentEvidence]:
     _add_crawled(evidence, inputs.crawled_earlier, own=False)
     for segment in inputs.dispersion.segments:
         value = segment.figures.top_value
-        if segment.sitemap not in evidence or value is None:
+        if segment.key not in evidence or value is None:
             continue
         if any(f.code == "shared-timestamp" for f in segment.flags):
-            name = segment.sitemap
+            name = segment.key
             carrying = gather_evidence(*args, keep=_carrying(name, value))
             evidence[name].shared = carrying[name].pooled if name in carrying else Tally()
     return evidence
@@ -162,14 +189,15 @@ def _lift_by_pooled_evidence(
     one whose shared lastmod value still waits for its own pages' dates).
     """
     clean = [s for s in segments if s.verdict in ("trusted", "inconclusive")]
-    route = pooled_trust([evidence[s.sitemap].pooled for s in clean])
+    route = pooled_trust([evidence[s.key].pooled for s in clean])
     if route is None:
         return segments
     lifted = []
     for segment in segments:
-        sampled = evidence[segment.sitemap].own.fetched > 0
+        sampled = evidence[segment.key].own.fetched > 0
         pending = any(r.code == "shared-timestamp" for r in segment.reasons)
-        if segment.verdict == "inconclusive" and sampled and not pending:
+        alone = segment.group is None  # a group earns trust on its own evidence only
+        if segment.verdict == "inconclusive" and sampled and not pending and alone:
             kept = tuple(r for r in segment.reasons if r.code != "unverified")
             segment = replace(segment, verdict="trusted", reasons=kept)
         lifted.append(segment)

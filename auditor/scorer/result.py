@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from auditor.dispersion.groups import Group
+from auditor.dispersion.segments import segment_key
 from auditor.evidence import PageEvidence
 from auditor.sampler import SampledPage
 
@@ -46,6 +48,7 @@ REASON_CODES = frozenset(
         "lastmod-without-change",
         "unverified",
         "sitemap-unreadable",
+        "groups-differ",
     }
 )
 
@@ -105,7 +108,9 @@ class WindowFigures:
 
 @dataclass(frozen=True)
 class SegmentVerdict:
-    """The verdict on one sub-sitemap, with its own figures."""
+    """The verdict on one segment, with its own figures: a sub-sitemap, or one ``group``
+    of its URLs (its pattern, size and the rule that found it) when the file mixes
+    behaviours; ``material`` False for a leftover group too small to speak for the file."""
 
     sitemap: str
     urls: int
@@ -122,11 +127,20 @@ class SegmentVerdict:
     window: WindowFigures | None = None  # the evidence weighed, recent runs included
     precision: float | None = None  # P(content changed | lastmod advanced), this run's
     recall: float | None = None  # P(lastmod advanced | content changed), this run's
+    group: Group | None = None
+    material: bool = True
+
+    @property
+    def key(self) -> str:
+        """The segment's key (:func:`~auditor.dispersion.segments.segment_key`)."""
+        return segment_key(self.sitemap, self.group.pattern if self.group else None)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the contract's keys first."""
+        """The JSON object: the contract's keys first (``group`` only on a group)."""
+        group = {"group": {**self.group.to_dict(), "material": self.material}} if self.group else {}
         return {
             "sitemap": self.sitemap,
+            **group,
             "urls": self.urls,
             "verdict": self.verdict,
             "reasons": list(dict.fromkeys(r.code for r in self.reasons)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 
 from auditor.dispersion import SegmentDispersion
 from auditor.scorer import reasons as words
@@ -29,6 +30,7 @@ from auditor.scorer.window import SegmentEvidence
 __all__ = [
     "DEFAULT_RECHECK_DAYS",
     "TRUST_BAR",
+    "group_reasons",
     "judge_segment",
     "judge_site",
     "pooled_trust",
@@ -69,6 +71,14 @@ def judge_segment(segment: SegmentDispersion, evidence: SegmentEvidence) -> Segm
     return _verdict(segment, evidence, "inconclusive", [unverified, *notes])
 
 
+def _of_group(segment: SegmentDispersion, reason: Reason) -> Reason:
+    """A group's reason says which of its file's URLs it speaks of."""
+    if segment.group is None:
+        return reason
+    group = segment.group
+    return replace(reason, detail=f"{group.urls} URLs matching {group.pattern}: {reason.detail}")
+
+
 def contrary_reasons(evidence: SegmentEvidence, segment: str) -> list[Reason]:
     """Contrary evidence of this run, then that of the window not already seen in it."""
     found = words.contrary_reasons(evidence.own, segment, words.scope(1))
@@ -90,8 +100,10 @@ def pooled_trust(tallies: Sequence[Tally]) -> str | None:
 
 
 def judge_site(segments: Sequence[SegmentVerdict]) -> str:
-    """The site's verdict from its sub-sitemaps' (those with URLs)."""
-    verdicts = [s.verdict for s in segments if s.urls]
+    """The site's verdict from its segments' (those with URLs; a leftover group too
+    small to speak for its file counts only when nothing else does)."""
+    verdicts = [s.verdict for s in segments if s.urls and s.material]
+    verdicts = verdicts or [s.verdict for s in segments if s.urls]
     if not verdicts:
         return "inconclusive"
     if all(v == "no-lastmod" for v in verdicts):
@@ -103,6 +115,37 @@ def judge_site(segments: Sequence[SegmentVerdict]) -> str:
     if trusted:
         return "partial"
     return "untrusted" if bad else "inconclusive"
+
+
+def group_reasons(segments: Sequence[SegmentVerdict]) -> list[Reason]:
+    """For each file split into groups whose material groups' verdicts differ, one
+    reason naming which groups its lastmod can be trusted for and which not."""
+    by_file: dict[str, list[SegmentVerdict]] = {}
+    for segment in segments:
+        if segment.group is not None and segment.material and segment.urls:
+            by_file.setdefault(segment.sitemap, []).append(segment)
+    reasons = []
+    for sitemap, groups in by_file.items():
+        if len({g.verdict for g in groups}) < 2:
+            continue
+        trusted = [_pattern(g) for g in groups if g.verdict == "trusted"]
+        others = [
+            f"{_pattern(g)} ({g.verdict}, {g.urls} URLs{_why(g)})"
+            for g in groups
+            if g.verdict != "trusted"
+        ]
+        head = f"trusted for {', '.join(trusted)}, not for " if trusted else "its groups differ: "
+        reasons.append(Reason("groups-differ", head + "; ".join(others), sitemap))
+    return reasons
+
+
+def _pattern(segment: SegmentVerdict) -> str:
+    return segment.group.pattern if segment.group else segment.sitemap
+
+
+def _why(segment: SegmentVerdict) -> str:
+    codes = list(dict.fromkeys(r.code for r in segment.reasons))
+    return f": {', '.join(codes)}" if codes else ""
 
 
 def recheck_days(tally: Tally) -> float | None:
@@ -146,9 +189,11 @@ def _verdict(
     interval = statistics.fmean(tally.interval_days) if tally.interval_days else 0.0
     return SegmentVerdict(
         sitemap=segment.sitemap,
+        group=segment.group,
+        material=segment.material,
         urls=segment.figures.urls,
         verdict=verdict,
-        reasons=tuple(reasons),
+        reasons=tuple(_of_group(segment, r) for r in reasons),
         agree=tally.agree,
         disagree=tally.disagree,
         compared=tally.compared,

@@ -1,0 +1,117 @@
+"""A sitemap that mixes two behaviours, audited twice through ``auditor audit``: trust is
+never earned on half of it.
+
+The site is built as Hexo builds a blog (hexo-generator-sitemap, one sitemap of every
+page): posts whose lastmod is each post's own ``updated`` date (right, and stated again
+by their JSON-LD ``dateModified``), beside the home page, pagination, tag and category
+pages whose lastmod is the build moment (moved by every deploy, their content not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+from auditor.cli import main
+from tests.history.conftest import backend, db_url
+from tests.loopback import LoopbackServer
+
+__all__ = ["backend", "db_url"]  # the history fixtures: every test on SQLite and PostgreSQL
+
+POSTS = 60
+TAGS, CATEGORIES, PAGES = 24, 12, 3
+BUILDS = ("2026-06-01T10:00:00Z", "2026-11-02T10:00:00Z")
+EDITED = range(0, POSTS, 12)  # posts edited between the two builds
+
+
+def _post_date(i: int, build: int) -> str:
+    day = 1 + i % 27
+    if build and i in EDITED:
+        return f"2026-10-{day:02d}T08:00:00Z"
+    return f"2026-0{1 + i % 5}-{day:02d}T08:00:00Z"
+
+
+def _page(title: str, text: str, date: str | None = None) -> str:
+    data = ""
+    if date is not None:
+        data = (
+            '<script type="application/ld+json">{"@type": "BlogPosting", '
+            f'"headline": "{title}", "datePublished": "2025-12-01T08:00:00Z", '
+            f'"dateModified": "{date}"}}</script>'
+        )
+    return (
+        f"<html><head><title>{title}</title>{data}</head><body><nav><a href='/'>Home</a>"
+        f"</nav><main><article><h1>{title}</h1><p>{text}</p></article></main>"
+        "<footer>Powered by Hexo</footer></body></html>"
+    )
+
+
+def build_site(root: Path, build: int) -> None:
+    """One build of the blog: its pages and its sitemap (``build`` 0 or 1)."""
+    urls = []
+    for i in range(POSTS):
+        path = f"/2026/0{1 + i % 5}/{1 + i % 27:02d}/post-{i}.html"
+        date = _post_date(i, build)
+        edit = " It was updated with a new paragraph." if build and i in EDITED else ""
+        text = f"Post {i} tells a story of its own, sentence after sentence.{edit}"
+        _write(root, path, _page(f"Post {i}", text, date))
+        urls.append((path, date))
+    lists = ["/index.html", *(f"/page/{n}/index.html" for n in range(2, 2 + PAGES))]
+    lists += [f"/tags/tag-{j}.html" for j in range(TAGS)]
+    lists += [f"/categories/cat-{j}.html" for j in range(CATEGORIES)]
+    for path in lists:
+        _write(root, path, _page(path, f"A list of posts under {path}, as it always was."))
+        urls.append((path, BUILDS[build]))
+    body = "".join(
+        f"<url><loc>{{{{origin}}}}{path}</loc><lastmod>{date}</lastmod></url>"
+        for path, date in urls
+    )
+    sitemap = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>'
+    _write(root, "/sitemap.xml", sitemap)
+
+
+def _write(root: Path, path: str, text: str) -> None:
+    target = root / path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+
+
+def _audit(origin: str, db: str) -> dict:
+    printed = io.StringIO()
+    command = ["audit", origin, "--db", db, "--delay", "0", "--sample", "60", "--json"]
+    with contextlib.redirect_stdout(printed):
+        main(command)
+    return json.loads(printed.getvalue())
+
+
+def _groups(result: dict) -> dict[str, dict]:
+    return {s["group"]["pattern"]: s for s in result["segments"] if "group" in s}
+
+
+def test_posts_trusted_lists_not_and_never_the_whole_file(tmp_path, db_url):
+    for build in (0, 1):
+        build_site(tmp_path / f"v{build + 1}", build)
+    with LoopbackServer(root=tmp_path / "v1") as server:
+        first = _audit(server.origin, db_url)
+        server.root = tmp_path / "v2"
+        second = _audit(server.origin, db_url)
+
+    assert first["verdict"] in ("partial", "inconclusive")
+    assert second["verdict"] == "partial"
+    groups = _groups(first)
+    posts = next(s for p, s in groups.items() if p.startswith("/YYYY"))
+    lists = next(s for p, s in groups.items() if "/tags/*" in p)
+    assert posts["group"]["urls"] == POSTS
+    assert lists["group"]["urls"] == 1 + PAGES + TAGS + CATEGORIES
+    assert lists["group"]["basis"] == "lastmod"  # one build date across their shapes
+    assert posts["verdict"] == "trusted" and lists["verdict"] != "trusted"
+    assert lists["requested"] > 0  # the sample reached the group without dates
+
+    later = _groups(second)
+    assert next(s for p, s in later.items() if p.startswith("/YYYY"))["verdict"] == "trusted"
+    assert next(s for p, s in later.items() if "/tags/*" in p)["verdict"] == "untrusted"
+    why = [r for r in second["reasons"] if r["code"] == "groups-differ"]
+    assert why and "/tags/*" in why[0]["detail"] and "trusted for /YYYY" in why[0]["detail"]
+    assert sum(s["urls"] for s in second["segments"]) == POSTS + lists["group"]["urls"]
