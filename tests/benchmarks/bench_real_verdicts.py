@@ -144,6 +144,31 @@ SITES = (
         "//div[contains(concat(' ', normalize-space(@class), ' '), ' post-body ')]",
     ),
     Site(
+        "picturingjordan",
+        "alanorth/picturingjordan.com",
+        "master",
+        "95065cb3,75510996,0ce34630",
+        "https://picturingjordan.com",
+        "Hugo 0.79 (enableGitInfo), en/ar/bg sitemaps under a sitemap index; build in public/",
+        "each page's last git commit (seconds), most pages one bulk commit's;"
+        " JSON-LD dateModified likewise",
+        "//article[@class='blog-post']",
+        subdir="public",
+    ),
+    Site(
+        "bityoungjae",
+        "BitYoungjae/bityoungjae.github.io",
+        "master",
+        "3ff7cbb,90a553f,d94c9be",
+        "https://bityoungjae.com",
+        "Hexo 4.0, Icarus; hexo-generator-seo-friendly-sitemap (post, category, tag"
+        " sitemaps under an index); weeks apart",
+        "each post's updated (source file mtime, milliseconds); tag and category pages"
+        " their newest post's",
+        "//div[contains(concat(' ', normalize-space(@class), ' '), ' article ')]"
+        "/div[@class='content']",
+    ),
+    Site(
         "akynazh",
         "akynazh/akynazh.github.io",
         "master",
