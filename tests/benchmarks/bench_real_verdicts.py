@@ -172,9 +172,10 @@ SITES = (
         "akynazh",
         "akynazh/akynazh.github.io",
         "master",
-        "1f4869a,87934ab,be0efc6",
+        "8456a9e,e24dc9e,be0efc6",
         "https://akynazh.site",
-        "Hugo, schema.org BlogPosting microdata; weeks apart, not months",
+        "Hugo 0.109, schema.org BlogPosting microdata; weeks apart, not months (builds"
+        " before 2023-02-01 list relative <loc>s)",
         "each post's lastmod (seconds)",
         "//div[@itemprop='articleBody']",
     ),
@@ -213,7 +214,7 @@ def _fmt(value: float | None) -> str:
 
 
 def _segment_name(sitemap: str) -> str:
-    return sitemap.rsplit("/", 1)[-1] or sitemap
+    return urlsplit(sitemap).path.lstrip("/") or sitemap
 
 
 def describe(
@@ -277,7 +278,8 @@ def describe(
             if advanced and not page.content_changed:
                 moved_same.append(_short(_path(page.loc, origin)))
             elif page.content_changed and not advanced:
-                changed_still.append(_short(_path(page.loc, origin)))
+                where = _short(page.change_summary or "-", 60)
+                changed_still.append(f"{_short(_path(page.loc, origin))} ({where})")
         if moved_same:
             lines.append(f"      lastmod moved, content same ({len(moved_same)}): {moved_same}")
         if changed_still:
