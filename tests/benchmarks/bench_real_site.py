@@ -42,7 +42,9 @@ import subprocess
 import sys
 import tempfile
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from lxml import etree
@@ -134,6 +136,39 @@ def show(result: AuditResult, label: str) -> None:
         print(f"    note {note.code}: {note.detail}")
 
 
+class Replay(NamedTuple):
+    """The audits of a replay, in order: each run's result and the pages it observed."""
+
+    results: list[AuditResult]
+    pages: list[list[PageObservation]]
+    origin: str  # the loopback origin the runs were served from
+
+
+def replay(
+    folder: Path,
+    runs: list[str],
+    options: AuditOptions,
+    base: str = "/",
+    sitemap: str = "",
+    shown: Callable[[AuditResult, str], None] | None = None,
+) -> Replay:
+    """Audit ``folder/<run>`` for each of ``runs`` in turn on one loopback server, with a
+    fresh history in a temporary directory (a user auditing the site months apart);
+    ``shown`` is called with each result and its run as it comes."""
+    with tempfile.TemporaryDirectory() as tmp, History.open(Path(tmp) / "h.sqlite3") as history:
+        with BuiltSiteServer(root=folder / runs[0]) as server:
+            server.base = base
+            results = []
+            for run in runs:
+                server.root = folder / run
+                results.append(audit_site(server.origin + (sitemap or ""), history, options))
+                if shown is not None:
+                    shown(results[-1], run)
+            origin = server.origin
+        pages = [list(history.pages(result.run_id or 0)) for result in results]
+    return Replay(results, pages, origin)
+
+
 def one_seed(
     folder: Path, container: etree.XPath, args: argparse.Namespace, seed: int
 ) -> dict[str, int]:
@@ -142,17 +177,10 @@ def one_seed(
     options = AuditOptions(sample=sampling, seed=seed)
     runs = args.runs.split(",")
     print(f"seed {seed}:")
-    with tempfile.TemporaryDirectory() as tmp, History.open(Path(tmp) / "h.sqlite3") as history:
-        with BuiltSiteServer(root=folder / runs[0]) as server:
-            server.base = args.base
-            results = []
-            for run in runs:
-                server.root = folder / run
-                results.append(audit_site(server.origin + (args.sitemap or ""), history, options))
-                show(results[-1], run)
-            origin = server.origin
-        before = {p.loc: p for p in history.pages(results[-2].run_id or 0)}
-        after = history.pages(results[-1].run_id or 0)
+    replayed = replay(folder, runs, options, args.base, args.sitemap, shown=show)
+    origin = replayed.origin
+    before = {p.loc: p for p in replayed.pages[-2]}
+    after = replayed.pages[-1]
     counts = dict.fromkeys(COUNTS, 0)
     for page in after:
         if page.content_changed is None:
