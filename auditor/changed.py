@@ -1,4 +1,5 @@
-"""The recrawl list: what a crawler should fetch since a moment, honouring trust per sub-sitemap."""
+"""The recrawl list: what a crawler should fetch since a moment, honouring trust per segment
+(a sub-sitemap, or a group within one)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from auditor.dispersion.segments import Segmenter
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:
@@ -45,13 +47,22 @@ def recrawl_list(history: History, site: str, since: datetime) -> Iterator[Recra
         return
     verdicts = history.segment_verdicts(run.run_id)
     trusted_everywhere = run.verdict == "trusted"
-    for loc, lastmod, sitemap in zip(
-        entries["loc"], entries["lastmod"], entries["sitemap"].astype(str), strict=True
+    sitemaps = entries["sitemap"].astype(str).tolist()
+    keys = _segmenter(history, run.run_id).keys(sitemaps, entries["loc"].tolist())
+    for loc, lastmod, sitemap, key in zip(
+        entries["loc"], entries["lastmod"], sitemaps, keys, strict=True
     ):
         moment = None if lastmod is None or lastmod != lastmod else lastmod.to_pydatetime()
-        if not (trusted_everywhere or verdicts.get(sitemap) == "trusted"):
+        verdict = verdicts.get(key)
+        if not (verdict == "trusted" or (trusted_everywhere and verdict is None)):
             yield RecrawlItem(loc, moment, sitemap, "not-trusted")
         elif moment is None:
             yield RecrawlItem(loc, None, sitemap, "undated")
         elif moment > since:
             yield RecrawlItem(loc, moment, sitemap, "lastmod-newer")
+
+
+def _segmenter(history: History, run_id: int) -> Segmenter:
+    """The groups the run judged its split sub-sitemaps by (none for older runs)."""
+    result = history.result(run_id) or {}
+    return Segmenter.from_dict((result.get("dispersion") or {}).get("groupings"))

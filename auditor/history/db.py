@@ -26,7 +26,7 @@ from auditor.history.backend import Database, Dialects
 from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
-from auditor.history.views import SEGMENT_PRECISION, TEAM_HISTORY
+from auditor.history.views import SEGMENT_GROUPS, SEGMENT_PRECISION, TEAM_HISTORY
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -134,6 +134,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0005-conditional-sitemaps", _CONDITIONAL_SITEMAPS),
     Migration("0006-crawl-log", CRAWL_LOG),
     Migration("0007-dated-changes", DATED_CHANGES),
+    Migration("0008-segment-groups", SEGMENT_GROUPS),
 )
 
 

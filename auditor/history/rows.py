@@ -44,6 +44,7 @@ SEGMENT_COLUMNS: tuple[str, ...] = (
     "recheck_days",
     "precision",
     "recall",
+    "group_pattern",
 )
 _FILE_INSTANTS = frozenset({"fetched_at", "index_lastmod"})
 _FILE_FLAGS = frozenset({"via_robots", "gzipped", "readable", "reused"})

@@ -280,11 +280,16 @@ class History:
         return self.pages(latest.run_id) if latest else []
 
     def segment_verdicts(self, run_id: int) -> dict[str, str]:
-        """Each sub-sitemap's verdict in a run."""
+        """Each segment's verdict in a run, by segment key (a sub-sitemap's URL, or its
+        URL and group: :func:`~auditor.dispersion.segments.segment_key`)."""
+        from auditor.dispersion.segments import segment_key
+
         rows = self._all(
-            "SELECT sitemap, verdict FROM segments WHERE run_id = ? ORDER BY position", (run_id,)
+            "SELECT sitemap, group_pattern, verdict FROM segments WHERE run_id = ?"
+            " ORDER BY position",
+            (run_id,),
         )
-        return dict(rows)
+        return {segment_key(sitemap, group): verdict for sitemap, group, verdict in rows}
 
     def sitemap_files(self, run_id: int) -> list[dict[str, Any]]:
         """The sitemap files of a run; ``SitemapFile(**d)`` rebuilds each."""

@@ -6,10 +6,11 @@ latest verdict of every site and of every sub-sitemap, and since when it holds.
     site, verdict, since, run_id, started_at, finished_at, runs, precision, recall,
     recheck_days
 
-``latest_segment_verdicts`` (contract), one row per sub-sitemap of each site's latest run::
+``latest_segment_verdicts`` (contract), one row per segment of each site's latest run (a
+sub-sitemap, or one group of it: ``group_pattern``, null for a whole file)::
 
     site, sitemap, verdict, since, run_id, started_at, finished_at, urls, compared,
-    changed, lastmod_advanced, change_rate, recheck_days, precision, recall
+    changed, lastmod_advanced, change_rate, recheck_days, precision, recall, group_pattern
 
 ``since`` is when the run that opened the current unbroken streak of that verdict
 started. ``precision`` and ``recall`` are the latest run's across-runs figures (null on a
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from auditor.history.backend import Dialects
 
-__all__ = ["SEGMENT_PRECISION", "TEAM_HISTORY"]
+__all__ = ["SEGMENT_GROUPS", "SEGMENT_PRECISION", "TEAM_HISTORY"]
 
 _SITES = """CREATE VIEW latest_site_verdicts AS
 WITH ordered AS (
@@ -58,17 +59,19 @@ WITH latest AS (
         FROM runs r) x
     WHERE x.newest = 1
 ), ordered AS (
-    SELECT r.site_id, g.sitemap, g.run_id, g.position, g.verdict, r.started_at,
+    SELECT r.site_id, g.sitemap{group_g}, g.run_id, g.position, g.verdict, r.started_at,
            r.finished_at,
            CASE WHEN g.verdict = lag(g.verdict) OVER w THEN 0 ELSE 1 END AS turn
     FROM segments g JOIN runs r ON r.id = g.run_id
-    WINDOW w AS (PARTITION BY r.site_id, g.sitemap ORDER BY r.started_at, r.id, g.position)
+    WINDOW w AS (PARTITION BY r.site_id, g.sitemap{group_g}
+                 ORDER BY r.started_at, r.id, g.position)
 ), streaks AS (
-    SELECT o.*, sum(o.turn) OVER (PARTITION BY o.site_id, o.sitemap
+    SELECT o.*, sum(o.turn) OVER (PARTITION BY o.site_id, o.sitemap{group_o}
                                   ORDER BY o.started_at, o.run_id, o.position) AS streak
     FROM ordered o
 ), marked AS (
-    SELECT t.*, min(t.started_at) OVER (PARTITION BY t.site_id, t.sitemap, t.streak) AS since
+    SELECT t.*, min(t.started_at) OVER (PARTITION BY t.site_id, t.sitemap{group_t}, t.streak)
+           AS since
     FROM streaks t
 )
 SELECT s.origin AS site, m.sitemap, m.verdict, {since} AS since, m.run_id,
@@ -94,7 +97,9 @@ def _postgresql_figure(name: str) -> str:
     return f"CAST(CAST(r.result AS json) #>> '{{changes,{name}}}' AS double precision)"
 
 
-def _both(template: str, figures: bool, segment_figures: str = "") -> Dialects:
+def _both(
+    template: str, figures: bool, segment_figures: str = "", *, grouped: bool = False
+) -> Dialects:
     texts = {}
     for dialect, instant, figure in (
         ("sqlite", _sqlite, _sqlite_figure),
@@ -102,6 +107,7 @@ def _both(template: str, figures: bool, segment_figures: str = "") -> Dialects:
     ):
         values = {name: instant(name) for name in ("since", "started_at", "finished_at")}
         values["segment_figures"] = segment_figures
+        values |= {f"group_{t}": f", {t}.group_pattern" if grouped else "" for t in "got"}
         if figures:
             values |= {name: figure(name) for name in ("precision", "recall")}
         texts[dialect] = template.format(**values)
@@ -125,4 +131,13 @@ SEGMENT_PRECISION: tuple[str | Dialects, ...] = (
     "ALTER TABLE segments ADD COLUMN recall REAL",
     "DROP VIEW latest_segment_verdicts",
     _both(_SEGMENTS, False, ", g.precision, g.recall"),
+)
+
+#: The migration giving each segment its group (a file split into groups has one row per
+#: group, ``group_pattern`` naming it; null for a whole file and for runs saved before),
+#: and the segment view re-created with streaks per group, the pattern its last column.
+SEGMENT_GROUPS: tuple[str | Dialects, ...] = (
+    "ALTER TABLE segments ADD COLUMN group_pattern TEXT",
+    "DROP VIEW latest_segment_verdicts",
+    _both(_SEGMENTS, False, ", g.precision, g.recall, g.group_pattern", grouped=True),
 )

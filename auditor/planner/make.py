@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from auditor.dispersion.segments import SEPARATOR, Segmenter, segment_key
 from auditor.planner.rates import (
     DEFAULT_RATE,
     MIN_POOL_PAGES,
@@ -262,9 +263,12 @@ def _pages(
     sub-sitemaps' verdicts from ``result``, else from the site's latest run)."""
     n = len(entries)
     locs = [str(loc) for loc in entries["loc"]]
-    names = sorted({str(s) for s in entries["sitemap"]})
+    stored = result if result is not None else _latest_result(history, site)
+    segmenter = Segmenter.from_dict(((stored or {}).get("dispersion") or {}).get("groupings"))
+    keys = segmenter.keys([str(s) for s in entries["sitemap"]], locs)
+    names = sorted(set(keys))
     code = {name: i for i, name in enumerate(names)}
-    segment = np.array([code[str(s)] for s in entries["sitemap"]], dtype=np.intp)
+    segment = np.array([code[key] for key in keys], dtype=np.intp)
     lastmod = _days_since_epoch(entries["lastmod"])
     figures = _Figures(n)
     at = {loc: i for i, loc in enumerate(locs)}
@@ -277,7 +281,7 @@ def _pages(
     advanced = ~np.isnan(lastmod) & (
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
-    segments = _segments(history, site, names, segment, figures, result)
+    segments = _segments(history, site, names, segment, figures, stored, result is None)
     own = figures.own_rate()
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
     looks = figures.looks()
@@ -286,7 +290,7 @@ def _pages(
         site=site,
         locs=locs,
         segment=segment,
-        sitemaps=names,
+        sitemaps=[name.partition(SEPARATOR)[0] for name in names],
         signals=[s.signal for s in segments],
         lastmods=[lastmod for _, _, lastmod, _ in entry_rows(entries)],
         rate=_rates(own, figures, pool, segment, len(names)),
@@ -366,20 +370,29 @@ class _Figures:
         self.dated_days[i] = state.dated_days
 
 
+def _latest_result(history: History, site: str) -> dict[str, Any] | None:
+    latest = history.latest_run(site)
+    return history.result(latest.run_id) if latest else None
+
+
 def _segments(
     history: History,
     site: str,
     names: Sequence[str],
     segment: np.ndarray[Any, Any],
     figures: _Figures,
-    result: dict[str, Any] | None = None,
+    stored: dict[str, Any] | None,
+    saved: bool,
 ) -> list[_Segment]:
-    """Each sub-sitemap's reading of lastmod and pooled change rate: the latest run's
-    (or ``result``'s) verdict and counts, with the crawler's fetches since."""
-    latest = history.latest_run(site)
-    stored = result if result is not None else history.result(latest.run_id) if latest else None
-    by_name = {s["sitemap"]: s for s in (stored or {}).get("segments", [])}
-    since = history.crawl_counts(site, latest.started_at) if latest and result is None else {}
+    """Each segment's reading of lastmod and pooled change rate (``names``: segment keys):
+    the ``stored`` run's verdict and counts, with the crawler's fetches since where that
+    run is ``saved`` (the crawler's counts are per file: a group's are not known)."""
+    by_name = {
+        segment_key(s["sitemap"], (s.get("group") or {}).get("pattern")): s
+        for s in (stored or {}).get("segments", [])
+    }
+    latest = history.latest_run(site) if saved else None
+    since = history.crawl_counts(site, latest.started_at) if latest else {}
     found = []
     for code, name in enumerate(names):
         run = by_name.get(name, {})

@@ -131,9 +131,14 @@ class SegmentVerdict:
     material: bool = True
 
     @property
+    def group_pattern(self) -> str | None:
+        """The group's pattern, None for a whole sub-sitemap."""
+        return self.group.pattern if self.group else None
+
+    @property
     def key(self) -> str:
         """The segment's key (:func:`~auditor.dispersion.segments.segment_key`)."""
-        return segment_key(self.sitemap, self.group.pattern if self.group else None)
+        return segment_key(self.sitemap, self.group_pattern)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: the contract's keys first (``group`` only on a group)."""

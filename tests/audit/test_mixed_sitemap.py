@@ -12,9 +12,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from auditor.cli import main
+from auditor.crawl.record import record_fetches
+from auditor.history import History
+from tests.crawl.sites import crawl
 from tests.history.conftest import backend, db_url
 from tests.loopback import LoopbackServer
 
@@ -115,3 +119,51 @@ def test_posts_trusted_lists_not_and_never_the_whole_file(tmp_path, db_url):
     why = [r for r in second["reasons"] if r["code"] == "groups-differ"]
     assert why and "/tags/*" in why[0]["detail"] and "trusted for /YYYY" in why[0]["detail"]
     assert sum(s["urls"] for s in second["segments"]) == POSTS + lists["group"]["urls"]
+
+
+def _lines(command: list[str]) -> list[dict]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(command) == 0
+    return [json.loads(line) for line in printed.getvalue().splitlines() if line.strip()]
+
+
+def test_changed_and_plan_follow_each_group(tmp_path, db_url):
+    for build in (0, 1):
+        build_site(tmp_path / f"v{build + 1}", build)
+    with LoopbackServer(root=tmp_path / "v1") as server:
+        _audit(server.origin, db_url)
+        since = "2026-09-01T00:00:00Z"
+        changed = _lines(["changed", server.origin, "--since", since, "--db", db_url,
+                          "--format", "jsonl"])  # fmt: skip
+        planned = _lines(["plan", server.origin, "--db", db_url, "--budget", "1000",
+                          "--format", "jsonl"])  # fmt: skip
+        with History.open(db_url) as history:
+            columns, rows = history._db.described("SELECT * FROM latest_segment_verdicts")
+    by_reason: dict[str, set[str]] = {}
+    for item in changed:
+        by_reason.setdefault(item["why"], set()).add(item["loc"].split("/")[3])
+    # posts are trusted: none was modified since September; every list page is not
+    assert "2026" not in by_reason.get("not-trusted", set())
+    assert by_reason["not-trusted"] == {"index.html", "page", "tags", "categories"}
+    assert all(item["sitemap"].endswith("/sitemap.xml") for item in changed + planned)
+    assert {item["reason"] for item in planned} == {"never-fetched"}  # nothing crawled yet
+    views = [dict(zip(columns, row, strict=True)) for row in rows]
+    assert sorted(str(v["group_pattern"])[:5] for v in views) == ["/ + /", "/YYYY"]
+
+
+def test_a_plan_trusts_the_posts_lastmod_and_not_the_lists(tmp_path, db_url):
+    for build in (0, 1):
+        build_site(tmp_path / f"v{build + 1}", build)
+    with LoopbackServer(root=tmp_path / "v1") as server:
+        _audit(server.origin, db_url)
+        with History.open(db_url) as history:
+            entries = history.latest_entries(server.origin)
+            paths = [loc.removeprefix(server.origin) for loc in entries["loc"]]
+            record_fetches(history, crawl(server.origin, paths, datetime.now(UTC)))
+        server.root = tmp_path / "v2"  # a deploy: edited posts, every list re-stamped
+        planned = _lines(["plan", server.origin, "--db", db_url, "--format", "jsonl"])
+    advanced = {item["url"].removeprefix(server.origin) for item in planned
+                if item["reason"] == "lastmod-advanced"}  # fmt: skip
+    edited = {f"/2026/0{1 + i % 5}/{1 + i % 27:02d}/post-{i}.html" for i in EDITED}
+    assert advanced == edited  # the lists' moved build date is not read as a change

@@ -19,7 +19,7 @@ SITE_COLUMNS = [
 SEGMENT_COLUMNS = [
     "site", "sitemap", "verdict", "since", "run_id", "started_at", "finished_at", "urls",
     "compared", "changed", "lastmod_advanced", "change_rate", "recheck_days", "precision",
-    "recall",
+    "recall", "group_pattern",
 ]  # fmt: skip
 
 
