@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from auditor.dispersion import DispersionReport, SegmentDispersion, flag_codes
 from auditor.dispersion.figures import Figures
 from auditor.models import Problem
-from auditor.scorer.result import AuditResult
+from auditor.scorer.result import AuditResult, SegmentVerdict
 
 __all__ = [
     "PLAIN_VERDICTS",
@@ -46,7 +46,7 @@ def render_table(
 
 def inspect_table(report: DispersionReport) -> str:
     """One row per sub-sitemap, then one row for the whole site."""
-    rows = [_row(_short(s.sitemap), s.figures, flag_codes(s.flags)) for s in _ordered(report)]
+    rows = [_row(_named(s), s.figures, flag_codes(s.flags)) for s in _ordered(report)]
     rows.append(_row("(all)", report.figures, flag_codes(report.flags)))
     return render_table(_HEADERS, rows)
 
@@ -171,9 +171,15 @@ def _savings(figures: dict[str, object] | None) -> list[str]:
     ]
 
 
+def _named(segment: SegmentVerdict | SegmentDispersion) -> str:
+    """A segment's short name, with its group's pattern on a group."""
+    name = _short(segment.sitemap)
+    return f"{name} [{segment.group.pattern}]" if segment.group else name
+
+
 def _what_to_do(result: AuditResult) -> list[str]:
-    trusted = [_short(s.sitemap) for s in result.segments if s.verdict == "trusted"]
-    others = [_short(s.sitemap) for s in result.segments if s.verdict != "trusted" and s.urls]
+    trusted = [_named(s) for s in result.segments if s.verdict == "trusted"]
+    others = [_named(s) for s in result.segments if s.verdict != "trusted" and s.urls]
     lines = []
     if trusted and others:
         lines.append(f"  schedule on lastmod: {', '.join(trusted[:5])}" + _more(trusted))

@@ -62,16 +62,23 @@ def site_slug(site: str) -> str:
     return f"{host}_{parts.port}" if parts.port else host
 
 
+def segment_name(segment: dict[str, Any]) -> str:
+    """A segment's short name: its sub-sitemap's, and its group's pattern on a group."""
+    group = segment.get("group")
+    name = short_name(segment["sitemap"])
+    return f"{name} [{group['pattern']}]" if group else name
+
+
 def advice(latest: dict[str, Any]) -> list[str]:
     """What a data team should do, in words, from a result."""
     segments = [s for s in latest["segments"] if s["urls"]]
-    trusted = [short_name(s["sitemap"]) for s in segments if s["verdict"] == "trusted"]
+    trusted = [segment_name(s) for s in segments if s["verdict"] == "trusted"]
     others = [s for s in segments if s["verdict"] != "trusted"]
     lines = []
     if trusted:
         lines.append("Schedule crawls on lastmod for: " + ", ".join(trusted) + ".")
     if others:
-        names = ", ".join(short_name(s["sitemap"]) for s in others)
+        names = ", ".join(segment_name(s) for s in others)
         every = _refetch_days(others)
         period = "every day" if every == 1 else f"every {every} days"
         which = "the others" if trusted else "their pages"
