@@ -85,6 +85,8 @@ class Previous:
     #: window (:class:`~auditor.scorer.ScoreInputs`).
     crawled: Mapping[str, CrawlCounts] = field(default_factory=dict)
     crawled_earlier: Mapping[str, CrawlCounts] = field(default_factory=dict)
+    #: The latest run's verdict of each segment, by segment key.
+    segment_verdicts: Mapping[str, str] = field(default_factory=dict)
 
     def sitemaps(self) -> PreviousRun | None:
         """The store of the latest run's sitemap files, or None when there is none."""
@@ -160,6 +162,7 @@ def previous_of(history: History, site: str) -> Previous:
         files=files,
         crawled=crawled,
         crawled_earlier=earlier,
+        segment_verdicts=history.segment_verdicts(run.run_id) if run else {},
     )
 
 
@@ -232,6 +235,7 @@ def _score_inputs(
         past_runs=previous.past_runs,
         crawled=previous.crawled,
         crawled_earlier=previous.crawled_earlier,
+        previous_segments=previous.segment_verdicts,
     )
 
 

@@ -67,6 +67,9 @@ class ScoreInputs:
     #: before it within the window (pooled evidence only).
     crawled: Mapping[str, CrawlCounts] = field(default_factory=dict)
     crawled_earlier: Mapping[str, CrawlCounts] = field(default_factory=dict)
+    #: Each segment's verdict on the previous run, by segment key (a group new in this
+    #: run takes its file's).
+    previous_segments: Mapping[str, str] = field(default_factory=dict)
 
 
 def score(inputs: ScoreInputs) -> AuditResult:
@@ -130,8 +133,11 @@ def _keyed(inputs: ScoreInputs) -> ScoreInputs:
 def _judge(inputs: ScoreInputs) -> tuple[list[SegmentVerdict], dict[str, SegmentEvidence]]:
     """Every sub-sitemap's verdict, and the evidence each was judged on."""
     evidence = _evidence(inputs)
+    before = inputs.previous_segments
     segments = [
-        judge_segment(s, evidence[s.key]) for s in inputs.dispersion.segments if s.figures.urls
+        judge_segment(s, evidence[s.key], before.get(s.key, before.get(s.sitemap)))
+        for s in inputs.dispersion.segments
+        if s.figures.urls
     ]
     return _lift_by_pooled_evidence(segments, evidence), evidence
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from auditor.dispersion import SegmentDispersion
 from auditor.scorer import reasons as words
+from auditor.scorer.doubt import Z_STOP
 from auditor.scorer.result import Reason, SegmentVerdict, WindowFigures
 from auditor.scorer.rules import (
     MIN_CHANGES,
@@ -39,14 +40,25 @@ __all__ = [
 
 #: Flags reported beside a verdict without deciding it.
 _NOTED_FLAGS = ("future-lastmod", "invalid-lastmod")
+_CONTRARY = frozenset(
+    {"date-modified-mismatch", "changed-without-lastmod", "lastmod-without-change"}
+)
+_CONFIRM = (
+    "short of the 99% needed to overturn trust earned before: still trusted, to be"
+    " confirmed by the next run"
+)
 #: Re-verification interval bounds and the interval with nothing to go on.
 MIN_RECHECK_DAYS = 1.0
 MAX_RECHECK_DAYS = 30.0
 DEFAULT_RECHECK_DAYS = 7.0
 
 
-def judge_segment(segment: SegmentDispersion, evidence: SegmentEvidence) -> SegmentVerdict:
-    """The verdict on one sub-sitemap from its own flags and evidence."""
+def judge_segment(
+    segment: SegmentDispersion, evidence: SegmentEvidence, previous: str | None = None
+) -> SegmentVerdict:
+    """The verdict on one segment from its own flags and evidence (``previous``: its
+    verdict on the previous run, which a trusted segment keeps against contrary evidence
+    that does not hold at 99%: :data:`~auditor.scorer.doubt.Z_STOP`)."""
     name = segment.sitemap
     flags = {f.code: f for f in segment.flags}
     notes = [words.flag_reason(flags[c], name) for c in _NOTED_FLAGS if c in flags]
@@ -62,13 +74,34 @@ def judge_segment(segment: SegmentDispersion, evidence: SegmentEvidence) -> Segm
     if shared is not None:
         reason = words.shared_reason(flags["shared-timestamp"], shared, evidence, name)
         (against if shared in ("generation", "contradicted") else notes).append(reason)
-    against += contrary_reasons(evidence, name)
+    contrary = contrary_reasons(evidence, name)
+    if contrary and not against and previous == "trusted" and not _holds_firmly(evidence):
+        return _confirming(segment, evidence, contrary + notes)
+    against += contrary
     if against:
         return _verdict(segment, evidence, "untrusted", against + notes)
     if trust_route(evidence.pooled) is not None and shared != "pending":
         return _verdict(segment, evidence, "trusted", notes)
     unverified = words.unverified_reason(evidence, shared == "pending", name)
     return _verdict(segment, evidence, "inconclusive", [unverified, *notes])
+
+
+def _holds_firmly(evidence: SegmentEvidence) -> bool:
+    """Contrary evidence that holds at 99%, in this run or over the window."""
+    return any(contrary_counts(t, Z_STOP) for t in (evidence.own, evidence.pooled))
+
+
+def _confirming(
+    segment: SegmentDispersion, evidence: SegmentEvidence, reasons: list[Reason]
+) -> SegmentVerdict:
+    """A trusted segment whose contrary evidence is short of overturning trust: still
+    trusted, the evidence named, and re-checked at the soonest (hysteresis: a verdict
+    turns only on evidence beyond the sample's noise)."""
+    marked = [
+        replace(r, detail=f"{r.detail}; {_CONFIRM}") if r.code in _CONTRARY else r for r in reasons
+    ]
+    verdict = _verdict(segment, evidence, "trusted", marked)
+    return replace(verdict, recheck_days=MIN_RECHECK_DAYS)
 
 
 def _of_group(segment: SegmentDispersion, reason: Reason) -> Reason:

@@ -355,3 +355,35 @@ def test_a_structured_date_modified_wins_over_last_modified():
 
     assert result.verdict == "trusted"
     assert result.sample.with_last_modified == 0
+
+
+def test_two_contrary_pages_alone_do_not_condemn():
+    before, after = _runs(changed={0, 1}, advanced=set(), count=3)
+    assert _score(_dispersion(spread=100), after, before).verdict == "inconclusive"
+    before, after = _runs(changed={0, 1, 2}, advanced=set(), count=3)
+    assert _score(_dispersion(spread=100), after, before).verdict == "untrusted"
+
+
+def _with_previous(after, before, verdict: str):
+    from dataclasses import replace
+
+    inputs = ScoreInputs(
+        "https://s.example", NOW, {"urls": 1}, True, _dispersion(spread=100), after, before
+    )
+    return score(replace(inputs, previous_segments={SPREAD: verdict}))
+
+
+def test_trust_earned_before_turns_only_on_evidence_at_99_percent():
+    # 3 of 5 changed pages without lastmod moving: under the bar at 95%, not at 99%
+    before, after = _runs(changed={0, 1, 2, 3, 4}, advanced={0, 1})
+    assert _score(_dispersion(spread=100), after, before).verdict == "untrusted"
+
+    kept = _with_previous(after, before, "trusted")
+    assert kept.verdict == "trusted" and not kept.degraded
+    (reason,) = [r for r in kept.reasons if r.code == "changed-without-lastmod"]
+    assert "short of the 99%" in reason.detail
+    assert kept.segments[0].recheck_days == 1.0  # confirmed or not on the next run
+
+    # 5 of 5 without lastmod holds at 99% too: the trust earned before does not hold
+    before, after = _runs(changed={0, 1, 2, 3, 4}, advanced=set())
+    assert _with_previous(after, before, "trusted").verdict == "untrusted"
