@@ -251,6 +251,7 @@ def _change_figures(site: Tally) -> ChangeFigures:
         recall_interval=recall,
         agreement_low=agreement[0] if agreement else None,
         template_only=site.template_only,
+        ambiguous=site.ambiguous,
     )
 
 

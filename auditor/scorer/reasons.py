@@ -11,6 +11,7 @@ from auditor.scorer.rules import (
     MIN_SHARED_CHECKED,
     TRUST_BAR,
     contrary_counts,
+    dates_prove_nothing,
 )
 from auditor.scorer.stats import agreeing_needed, wilson
 from auditor.scorer.tally import Tally
@@ -111,6 +112,12 @@ def _date_route(tally: Tally, where: str) -> str:
         return "no sampled page carries a credible dateModified or Last-Modified"
     low = wilson(good, dated)[0]  # type: ignore[index]
     text = f"{good} of {dated} credible dateModified/Last-Modified agree with lastmod{where}"
+    if dates_prove_nothing(tally):
+        return (
+            f"{text}, but {tally.published_agree} of them state the page's publication date"
+            " as its dateModified: dates that were never updated agree with any lastmod that"
+            " repeats them, so trust needs changes observed across runs"
+        )
     if low >= TRUST_BAR and dated >= MIN_DATE_COMPARISONS:
         return f"{text}: 95% lower bound {low:.2f}, clears the bar {TRUST_BAR}"
     if low >= TRUST_BAR:

@@ -223,6 +223,9 @@ class ChangeFigures:
     recall_interval: tuple[float, float] | None
     agreement_low: float | None  # Wilson lower bound of (L and C, or neither) / compared
     template_only: int = 0  # compared pages whose only differences were the site's template
+    #: Pages whose lastmod advanced while only their own template differed: left out of
+    #: the comparison, neither for lastmod nor against it.
+    ambiguous: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object (contract keys first)."""
@@ -237,6 +240,7 @@ class ChangeFigures:
             "recall_interval": _interval(self.recall_interval),
             "agreement_low": _rounded(self.agreement_low),
             "template_only": self.template_only,
+            "ambiguous": self.ambiguous,
         }
 
 

@@ -17,8 +17,10 @@ __all__ = [
     "MIN_DATE_COMPARISONS",
     "MIN_PANEL",
     "MIN_SHARED_CHECKED",
+    "PUBLISHED_SHARE",
     "TRUST_BAR",
     "contrary_counts",
+    "dates_prove_nothing",
     "shared_state",
     "trust_route",
 ]
@@ -47,12 +49,27 @@ MIN_CONTRARY = 3
 #: an unmoved value on an unchanged page looks the same whether lastmod is right or frozen.
 #: Five such pages, all agreeing, leave a 0.8 chance per page of a wrong value at 0.33.
 MIN_SHARED_CHECKED = 5
+#: Agreeing dates prove nothing when at least this share of them are the pages' publication
+#: dates too: a site whose posts were never updated (or whose dateModified repeats
+#: datePublished) agrees with a lastmod that is the publish date, frozen or not. A real
+#: Hugo site agreed on every sampled post that way while its lastmod moved on 2 of 53
+#: changed pages. Nine in ten leaves room for a few updated posts among many that never were.
+PUBLISHED_SHARE = 0.9
+
+
+def dates_prove_nothing(tally: Tally) -> bool:
+    """Nearly every agreeing credible date is the page's publication date as well
+    (:data:`PUBLISHED_SHARE`): lastmod, dateModified and datePublished all repeat one
+    date, which agrees whether or not lastmod would follow an update."""
+    good = tally.agree + tally.last_modified_agree
+    return good > 0 and tally.published_agree >= PUBLISHED_SHARE * good
 
 
 def trust_route(tally: Tally) -> str | None:
-    """The route that earns trust on ``tally`` (``date-modified`` or ``changes``), or None."""
+    """The route that earns trust on ``tally`` (``date-modified`` or ``changes``), or None.
+    Dates that prove nothing (:func:`dates_prove_nothing`) leave only the changes route."""
     dated = tally.with_date_modified + tally.with_last_modified  # Last-Modified as backup
-    if dated >= MIN_DATE_COMPARISONS:
+    if dated >= MIN_DATE_COMPARISONS and not dates_prove_nothing(tally):
         low = wilson(tally.agree + tally.last_modified_agree, dated)
         if low is not None and low[0] >= TRUST_BAR:
             return "date-modified"

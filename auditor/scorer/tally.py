@@ -21,7 +21,14 @@ from auditor.scorer.result import PageObservation
 if TYPE_CHECKING:
     from auditor.history.crawl import CrawlCounts
 
-__all__ = ["Tally", "crawl_tally", "lastmod_advanced", "tally_pages", "too_coarse"]
+__all__ = [
+    "Tally",
+    "crawl_tally",
+    "lastmod_advanced",
+    "tally_pages",
+    "template_changed_widely",
+    "too_coarse",
+]
 
 #: Reasons a dateModified vouches for nothing (the evidence stage's words).
 _RENDER_TIME = frozenset(
@@ -52,11 +59,19 @@ class Tally:
     # and proxies rewrite it), so it has counts of its own.
     with_last_modified: int = 0
     last_modified_agree: int = 0
+    #: Agreeing comparisons whose dateModified is the page's datePublished: a lastmod that
+    #: repeats a never-updated date agrees whether or not it would follow an update.
+    published_agree: int = 0
     compared: int = 0  # panel pages read in both runs
     changed: int = 0  # C: main content changed
     advanced: int = 0  # L: lastmod moved forward
     both: int = 0  # L and C
     template_only: int = 0  # compared pages where only the site's template differed
+    #: Compared pages whose lastmod advanced while only their own page's template or frame
+    #: differed (a title moved into its slot, a table re-indented), the rest of the site's
+    #: template unchanged: a change of the page's source that is not one of its words.
+    #: Neither for lastmod nor against it (:func:`_count_change`).
+    ambiguous: int = 0
     interval_days: list[float] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
@@ -65,7 +80,7 @@ class Tally:
             "requested", "fetched", "skipped_robots", "with_date_modified", "agree",
             "disagree", "render_time", "compared", "changed", "advanced", "both",
             "with_last_modified", "last_modified_agree", "skipped_overloaded",
-            "skipped_time_budget", "template_only",
+            "skipped_time_budget", "template_only", "published_agree", "ambiguous",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors_seconds += other.errors_seconds
@@ -98,13 +113,19 @@ class Tally:
 
 
 def tally_pages(
-    current: Sequence[PageObservation], previous: Iterable[PageObservation] = ()
+    current: Sequence[PageObservation],
+    previous: Iterable[PageObservation] = (),
+    template_wide: bool | None = None,
 ) -> dict[str, Tally]:
     """One tally per sub-sitemap from this run's pages and the previous run's (pages not yet
-    compared with their previous fetch are compared here: :mod:`auditor.scorer.changes`)."""
+    compared with their previous fetch are compared here: :mod:`auditor.scorer.changes`).
+    ``template_wide``: whether the site's template changed on most compared pages (None:
+    judged from ``current``)."""
     previous = list(previous)
     if previous and not is_compared(current):
         current = compare_pages(current, previous)
+    if template_wide is None:
+        template_wide = template_changed_widely(current)
     earlier = {p.loc: p for p in previous if p.ok}
     shared = _shared_last_modified(current)
     tallies: dict[str, Tally] = {}
@@ -117,7 +138,7 @@ def tally_pages(
                 _count_last_modified(tally, page)
             before = earlier.get(page.loc)
             if before is not None:
-                _count_change(tally, before, page)
+                _count_change(tally, before, page, template_wide)
     return tallies
 
 
@@ -151,6 +172,7 @@ def _count_date_modified(tally: Tally, page: PageObservation) -> None:
     tally.with_date_modified += 1
     tally.agree += comparison.agrees
     tally.disagree += not comparison.agrees
+    tally.published_agree += comparison.agrees and page.date_published == page.date_modified
     tally.errors_seconds.append(comparison.signed_error_seconds)
 
 
@@ -197,9 +219,20 @@ def _count_last_modified(tally: Tally, page: PageObservation) -> None:
     tally.last_modified_agree += comparison.agrees
 
 
-def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -> None:
+def template_changed_widely(pages: Sequence[PageObservation]) -> bool:
+    """The template or page frame differed on at least half of the compared pages: a
+    redesign or a build stamp, not one page's own edit."""
+    compared = [p for p in pages if p.content_changed is not None]
+    return bool(compared) and 2 * sum(bool(p.template_changed) for p in compared) >= len(compared)
+
+
+def _count_change(
+    tally: Tally, before: PageObservation, now: PageObservation, template_wide: bool = False
+) -> None:
     """Main content changed (C) against lastmod advanced (L). C is the comparison's, where
-    the site's template is left out; pages compared before it existed use the exact hash."""
+    the site's template is left out; pages compared before it existed use the exact hash.
+    A page whose lastmod advanced while only its own template differed (not the site's)
+    is ambiguous: counted apart, neither way."""
     if before.fp_exact is None or now.fp_exact is None:
         return
     if _too_coarse(before, now):
@@ -210,6 +243,9 @@ def _count_change(tally: Tally, before: PageObservation, now: PageObservation) -
     else:
         changed = before.fp_exact != now.fp_exact
     advanced = lastmod_advanced(before.lastmod, now.lastmod)
+    if advanced and not changed and now.template_changed and not template_wide:
+        tally.ambiguous += 1
+        return
     tally.compared += 1
     tally.changed += changed
     tally.advanced += advanced

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from auditor.evidence.credibility import MIN_SHARED_PAGES, MIN_SHARED_SHARE
 from auditor.scorer.result import PageObservation
-from auditor.scorer.tally import Tally, tally_pages
+from auditor.scorer.tally import Tally, tally_pages, template_changed_widely
 
 __all__ = [
     "WINDOW_DAYS",
@@ -44,9 +44,9 @@ WINDOW_DAYS = 90.0
 
 _DATE_FIELDS = (
     "with_date_modified", "agree", "disagree", "render_time",
-    "with_last_modified", "last_modified_agree",
+    "with_last_modified", "last_modified_agree", "published_agree",
 )  # fmt: skip
-_CHANGE_FIELDS = ("compared", "changed", "advanced", "both")
+_CHANGE_FIELDS = ("compared", "changed", "advanced", "both", "ambiguous")
 
 PageFilter = Callable[[PageObservation], bool]
 
@@ -127,13 +127,14 @@ def count_checks(
     """
     earlier = {p.loc: p for p in previous if p.ok}
     common = _common_last_modified(current)
+    wide = template_changed_widely(current)
     for page in current:
         if not page.ok or page.sitemap not in evidence:
             continue
         if page.http_last_modified is not None and page.http_last_modified == common:
             page = replace(page, http_last_modified=None)  # a deploy time, as tally_pages says
         before = earlier.get(page.loc)
-        tally = tally_pages([page], [before] if before else [])[page.sitemap]
+        tally = tally_pages([page], [before] if before else [], wide)[page.sitemap]
         target = evidence[page.sitemap]
         target.checked += tally.with_date_modified + tally.last_modified_agree + tally.compared > 0
         target.against += (
