@@ -80,3 +80,15 @@ def test_trust_from_earlier_runs_needs_a_clean_confirming_sample_now():
     assert _status(analysis, fresh, past)[SPREAD] == DECIDED
     doubtful = [*fresh, page(60, dm_offset=-30 * 86_400)]
     assert _status(analysis, doubtful, past)[SPREAD] == OPEN  # a page against: keep looking
+
+
+def test_mixed_contrary_evidence_stops_sampling_only_on_enough_pages_against():
+    analysis = dispersion(spread_entries())
+    wrong = [page(i, dm_offset=-30 * 86_400) for i in range(4)]
+    undated = page(20, dm_offset=None)
+    # 3 against, 1 for: under the bar even at 99%, but which pages came first decides it
+    mixed = [*wrong[:3], page(10), undated]
+    assert _score_verdict(analysis, mixed) == "untrusted"
+    assert _status(analysis, mixed)[SPREAD] == OPEN
+    assert _status(analysis, [*wrong, page(10), undated])[SPREAD] == DECIDED  # 4 against
+    assert _status(analysis, [*wrong[:3], undated, page(21, dm_offset=None)])[SPREAD] == DECIDED
