@@ -14,7 +14,7 @@ from auditor.dispersion.flags import Flag, SegmentTraits, flags_for
 from auditor.dispersion.generation import Generation, generation_share
 from auditor.dispersion.groups import Group
 from auditor.dispersion.movement import Movement, PreviousValues, align_previous, movement_of
-from auditor.dispersion.segments import SEPARATOR, Segmenter, learn_segmenter, segment_key
+from auditor.dispersion.segments import Segmenter, learn_segmenter, segment_key
 from auditor.models import SitemapFile
 from auditor.walker.dates import parse_rfc822
 
@@ -186,15 +186,9 @@ def _segment_codes(
     as they are where no file was split."""
     if not segmenter.groupings:
         return file_codes, [(name, None) for name in files]
-    import pandas as pd
-
-    sitemaps = [files[c] for c in file_codes]
-    keys = pd.Series(segmenter.keys(sitemaps, entries["loc"].tolist())).astype("category")
-    names = []
-    for key in keys.cat.categories:
-        sitemap, _, pattern = str(key).partition(SEPARATOR)
-        names.append((sitemap, segmenter.group(sitemap, pattern) if pattern else None))
-    return keys.cat.codes.to_numpy().astype(np.int64), names
+    codes, names = segmenter.codes(file_codes, files, entries["loc"].to_numpy())
+    found = [(f, segmenter.group(f, p) if p is not None else None) for f, p in names]
+    return codes, found
 
 
 def _arrays(entries: pd.DataFrame) -> tuple[LastmodArrays, np.ndarray, list[str]]:

@@ -230,7 +230,11 @@ def _threshold(urls: int) -> float:
     return max(float(MIN_GROUP_URLS), MATERIAL_SHARE * urls)
 
 
-def _as_arrow(locs: Sequence[str] | np.ndarray) -> pa.Array:
+def _as_arrow(locs: Sequence[str] | np.ndarray | pa.Array) -> pa.Array:
+    if isinstance(locs, pa.ChunkedArray):
+        locs = locs.combine_chunks()
+    if isinstance(locs, pa.Array):
+        return locs.cast(pa.large_string())
     if isinstance(locs, np.ndarray):
         locs = locs.astype(object)
     return pa.array(locs, type=pa.large_string(), from_pandas=True)
