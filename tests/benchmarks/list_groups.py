@@ -4,8 +4,9 @@ Run by hand, never by pytest:  python3 tests/benchmarks/list_groups.py
 
 Reads every sitemap of ``../shared/corpus/sitemaps`` (each sub-sitemap of each file, read
 as a local file through the walker) and the static-site builds of ``/tmp/rs/<site>/v1..v3``
-(their ``{{origin}}`` replaced by ``https://example.org``), the latter alone and against
-the previous version (v1->v2, v2->v3). Prints, per sub-sitemap, the groups: pattern,
+(every sitemap file of each; their ``{{origin}}`` replaced by ``https://example.org``),
+the latter alone and against the previous version (v1->v2, v2->v3). Prints, per
+sub-sitemap, the groups: pattern,
 URLs, basis, and per group the share with a lastmod, its distinct values and the top
 value's share of its dated URLs. A folder that is absent is skipped.
 """
@@ -27,7 +28,6 @@ from auditor.walker.inventory import load_inventory
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "sitemaps"
 BUILDS = Path("/tmp/rs")
-SITES = ("gyuha", "zlf", "pymdown", "apl")
 ORIGIN = "https://example.org"
 SUFFIXES = (".xml", ".xml.gz", ".txt")
 
@@ -99,20 +99,32 @@ def _corpus() -> None:
 
 
 def _builds() -> None:
-    for site in SITES:
-        previous = None
+    sites = sorted(d.name for d in BUILDS.iterdir() if d.is_dir()) if BUILDS.is_dir() else []
+    for site in sites:
+        previous: dict[str, tuple[str, pd.DataFrame]] = {}
         for version in ("v1", "v2", "v3"):
-            source = BUILDS / site / version / "sitemap.xml"
-            if not source.is_file():
-                continue
-            with tempfile.TemporaryDirectory() as folder:
-                local = Path(folder) / "sitemap.xml"
-                local.write_text(source.read_text(encoding="utf-8").replace("{{origin}}", ORIGIN))
-                frame = _entries(local)
-            _report(f"{site} {version}", frame)
-            if previous is not None:
-                _report(f"{site} {version} (previous {previous[0]})", frame, previous[1])
-            previous = (version, frame)
+            for source in _sitemaps(BUILDS / site / version):
+                name = f"{site} {source.relative_to(BUILDS / site / version)}"
+                with tempfile.TemporaryDirectory() as folder:
+                    local = Path(folder) / "sitemap.xml"
+                    text = source.read_text(encoding="utf-8", errors="replace")
+                    local.write_text(text.replace("{{origin}}", ORIGIN))
+                    frame = _entries(local)
+                if frame.empty:
+                    continue  # an index: its children are listed on their own
+                _report(f"{name} {version}", frame)
+                if name in previous:
+                    earlier = previous[name]
+                    _report(f"{name} {version} (previous {earlier[0]})", frame, earlier[1])
+                previous[name] = (version, frame)
+
+
+def _sitemaps(folder: Path) -> list[Path]:
+    """The sitemap files of one build: its root ``sitemap.xml`` and every ``*sitemap*.xml``
+    below (the children of an index, language sub-sitemaps)."""
+    if not folder.is_dir():
+        return []
+    return sorted({*folder.glob("sitemap.xml"), *folder.rglob("*sitemap*.xml")})
 
 
 def main() -> int:
