@@ -167,3 +167,46 @@ def test_a_plan_trusts_the_posts_lastmod_and_not_the_lists(tmp_path, db_url):
                 if item["reason"] == "lastmod-advanced"}  # fmt: skip
     edited = {f"/2026/0{1 + i % 5}/{1 + i % 27:02d}/post-{i}.html" for i in EDITED}
     assert advanced == edited  # the lists' moved build date is not read as a change
+
+
+def build_hugo(root: Path, new_posts: int) -> None:
+    """A Hugo-like blog: posts dated by their own updates, tag pages whose lastmod is their
+    newest post's date and whose listing gains the posts added (``new_posts``)."""
+    posts = {i: f"2026-0{1 + i % 8}-{1 + i % 27:02d}T10:00:00Z" for i in range(POSTS)}
+    posts |= {POSTS + k: f"2026-11-{10 + k:02d}T10:00:00Z" for k in range(new_posts)}
+    tags: dict[int, list[int]] = {j: [] for j in range(TAGS)}
+    for i in posts:
+        tags[i % TAGS if i < POSTS else i - POSTS].append(i)
+    urls = []
+    for i, date in posts.items():
+        page = _page(f"Post {i}", f"Post {i} tells its own story at some length.", date)
+        _write(root, f"/posts/p-{i}.html", page)
+        urls.append((f"/posts/p-{i}.html", date))
+    for j, members in tags.items():
+        links = "".join(f"<li><a href='/posts/p-{i}.html'>Post {i}</a></li>" for i in members)
+        _write(root, f"/tags/t-{j}.html", _page(f"Tag {j}", f"</p><ul>{links}</ul><p>"))
+        urls.append((f"/tags/t-{j}.html", max(posts[i] for i in members)))
+    body = "".join(
+        f"<url><loc>{{{{origin}}}}{path}</loc><lastmod>{date}</lastmod></url>"
+        for path, date in urls
+    )
+    _write(
+        root,
+        "/sitemap.xml",
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>',
+    )
+
+
+def test_lists_dated_by_their_newest_post_are_not_condemned_for_it(tmp_path, db_url):
+    build_hugo(tmp_path / "v1", 0)
+    build_hugo(tmp_path / "v2", 3)  # three posts, each added to one tag page
+    with LoopbackServer(root=tmp_path / "v1") as server:
+        _audit(server.origin, db_url)
+        server.root = tmp_path / "v2"
+        second = _audit(server.origin, db_url)
+    assert second["verdict"] != "untrusted"
+    assert all(s["verdict"] != "untrusted" for s in second["segments"])
+    (lists,) = [s for s in second["segments"] if s.get("group", {}).get("pattern") == "/tags/*"]
+    assert lists["changed"] == lists["lastmod_advanced"] > 0  # their listing changed with it
+    codes = {r["code"] for r in second["reasons"]}
+    assert not codes & {"lastmod-without-change", "changed-without-lastmod", "generation-time"}
