@@ -202,7 +202,8 @@ def run_audit(
     observations = compare_pages(observations, inputs.previous_pages)
     result = score(replace(inputs, pages=observations))
     problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
-    result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems)
+    seed = _seed(site, previous.runs_so_far, options.seed)
+    result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems, seed=seed)
     return AuditBundle(result, inventory.files, inventory.entries, tuple(observations))
 
 

@@ -267,6 +267,9 @@ class AuditResult:
     #: What scheduling on this verdict saves (:class:`auditor.planner.PlanFigures`):
     #: fetches a day and expected freshness under the plan and under a daily recrawl.
     savings: dict[str, Any] | None = None
+    #: The sample's seed (per site and run, from the runs saved before): kept in the
+    #: history so that any run's draw can be replayed (``AuditOptions.seed``'s base aside).
+    seed: int | None = None
 
     @property
     def degraded(self) -> bool:
@@ -295,6 +298,7 @@ class AuditResult:
             "problems": list(self.problems),
             "notes": [n.to_dict() for n in self.notes],
             "savings": self.savings,
+            "seed": self.seed,
         }
 
 

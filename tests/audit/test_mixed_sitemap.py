@@ -103,6 +103,7 @@ def test_posts_trusted_lists_not_and_never_the_whole_file(tmp_path, db_url):
         second = _audit(server.origin, db_url)
 
     assert first["verdict"] in ("partial", "inconclusive")
+    assert isinstance(first["seed"], int) and first["seed"] + 1 == second["seed"]  # per run
     assert second["verdict"] == "partial"
     groups = _groups(first)
     posts = next(s for p, s in groups.items() if p.startswith("/YYYY"))
