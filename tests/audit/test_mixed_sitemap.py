@@ -18,6 +18,7 @@ from pathlib import Path
 from auditor.cli import main
 from auditor.crawl.record import record_fetches
 from auditor.history import History
+from tests.audit.run import audit_json
 from tests.crawl.sites import crawl
 from tests.history.conftest import backend, db_url
 from tests.loopback import LoopbackServer
@@ -83,11 +84,7 @@ def _write(root: Path, path: str, text: str) -> None:
 
 
 def _audit(origin: str, db: str) -> dict:
-    printed = io.StringIO()
-    command = ["audit", origin, "--db", db, "--delay", "0", "--sample", "60", "--json"]
-    with contextlib.redirect_stdout(printed):
-        main(command)
-    return json.loads(printed.getvalue())
+    return audit_json(origin, db, 60)
 
 
 def _groups(result: dict) -> dict[str, dict]:

@@ -8,12 +8,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from pathlib import Path
 
-from auditor.cli import main
+from tests.audit.run import audit_json
 from tests.history.conftest import backend, db_url
 from tests.loopback import LoopbackServer
 
@@ -62,11 +59,7 @@ def build(
 
 
 def _audit(origin: str, db: str) -> dict:
-    printed = io.StringIO()
-    command = ["audit", origin, "--db", db, "--delay", "0", "--sample", "40", "--json"]
-    with contextlib.redirect_stdout(printed):
-        main(command)
-    return json.loads(printed.getvalue())
+    return audit_json(origin, db, 40)
 
 
 def _twice(tmp_path: Path, db: str, second: Path) -> tuple[dict, dict]:
