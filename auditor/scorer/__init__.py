@@ -30,6 +30,7 @@ from auditor.scorer.verdict import (
     group_reasons,
     judge_segment,
     judge_site,
+    near_bar_notes,
     pooled_trust,
     recheck_days,
 )
@@ -95,7 +96,7 @@ def score(inputs: ScoreInputs) -> AuditResult:
         segments=tuple(segments),
         previous_verdict=inputs.previous_verdict,
         recheck_days=_site_recheck(segments, site),
-        notes=notes,
+        notes=(*notes, *near_bar_notes(segments)),
     )
 
 

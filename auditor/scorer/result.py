@@ -54,7 +54,7 @@ REASON_CODES = frozenset(
 
 
 #: Notes: what a run observed that explains its figures without deciding a verdict.
-NOTE_CODES = frozenset({"template-change"})
+NOTE_CODES = frozenset({"template-change", "near-bar"})
 
 
 @dataclass(frozen=True)

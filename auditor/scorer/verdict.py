@@ -34,6 +34,7 @@ __all__ = [
     "group_reasons",
     "judge_segment",
     "judge_site",
+    "near_bar_notes",
     "pooled_trust",
     "recheck_days",
 ]
@@ -170,6 +171,31 @@ def group_reasons(segments: Sequence[SegmentVerdict]) -> list[Reason]:
         head = f"trusted for {', '.join(trusted)}, not for " if trusted else "its groups differ: "
         reasons.append(Reason("groups-differ", head + "; ".join(others), sitemap))
     return reasons
+
+
+#: A trusted segment whose 95% lower bound clears the bar by less than this is noted as
+#: near it: one or two disagreeing pages on the next run would undo its trust.
+NEAR_BAR = 0.05
+
+
+def near_bar_notes(segments: Sequence[SegmentVerdict]) -> list[Reason]:
+    """A note for each trusted segment whose evidence clears the bar only just: the
+    bound and the bar, so a reader knows the verdict rests on little margin."""
+    notes = []
+    for segment in segments:
+        window = segment.window
+        if segment.verdict != "trusted" or window is None:
+            continue
+        lows = [b for b in (window.date_agreement_low, window.change_agreement_low) if b]
+        cleared = [b for b in lows if b >= TRUST_BAR]
+        if cleared and max(cleared) < TRUST_BAR + NEAR_BAR:
+            where = f" ({segment.group.pattern})" if segment.group else ""
+            detail = (
+                f"trusted{where} at a 95% lower bound of {max(cleared):.2f}, bar {TRUST_BAR}:"
+                " a disagreeing page or two on the next run would undo it"
+            )
+            notes.append(Reason("near-bar", detail, segment.sitemap))
+    return notes
 
 
 def _pattern(segment: SegmentVerdict) -> str:

@@ -387,3 +387,12 @@ def test_trust_earned_before_turns_only_on_evidence_at_99_percent():
     # 5 of 5 without lastmod holds at 99% too: the trust earned before does not hold
     before, after = _runs(changed={0, 1, 2, 3, 4}, advanced=set())
     assert _with_previous(after, before, "trusted").verdict == "untrusted"
+
+
+def test_trust_that_only_just_clears_the_bar_says_so():
+    just = _score(_dispersion(spread=100), [_page(SPREAD, i) for i in range(16)])
+    assert just.verdict == "trusted"
+    (note,) = [n for n in just.notes if n.code == "near-bar"]
+    assert "lower bound of 0.81, bar 0.8" in note.detail
+    clear = _score(_dispersion(spread=100), [_page(SPREAD, i) for i in range(40)])
+    assert clear.verdict == "trusted" and not [n for n in clear.notes if n.code == "near-bar"]
