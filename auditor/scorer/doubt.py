@@ -61,6 +61,9 @@ Z_STOP = 2.5758293035489004
 #: at 11 requests). A frozen lastmod shows 5 or more at once.
 MIN_STOP_AGAINST = 4
 _CONDEMNING_FLAGS = frozenset({"no-lastmod", "generation-time"})
+_CONTRARY = frozenset(
+    {"date-modified-mismatch", "changed-without-lastmod", "lastmod-without-change"}
+)
 
 
 def segment_status(
@@ -71,8 +74,8 @@ def segment_status(
         return CONDEMNED
     if verdict.verdict == "untrusted":
         return DECIDED if _surely_contrary(evidence) else OPEN
-    if verdict.verdict != "trusted":
-        return OPEN
+    if verdict.verdict != "trusted" or any(r.code in _CONTRARY for r in verdict.reasons):
+        return OPEN  # undecided, or trusted while contrary evidence waits for confirmation
     if trust_route(evidence.own) is not None:
         return DECIDED  # this run alone earns trust
     if evidence.checked >= MIN_CONFIRM and evidence.against == 0:

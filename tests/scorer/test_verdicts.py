@@ -396,3 +396,19 @@ def test_trust_that_only_just_clears_the_bar_says_so():
     assert "lower bound of 0.81, bar 0.8" in note.detail
     clear = _score(_dispersion(spread=100), [_page(SPREAD, i) for i in range(40)])
     assert clear.verdict == "trusted" and not [n for n in clear.notes if n.code == "near-bar"]
+
+
+def test_trust_kept_on_doubt_keeps_the_sample_open():
+    from auditor.scorer.doubt import OPEN, segment_status
+    from auditor.scorer.tally import Tally
+    from auditor.scorer.verdict import judge_segment
+    from auditor.scorer.window import SegmentEvidence
+
+    # 16 agreeing dates would decide a trusted segment, but contrary changes wait
+    own = Tally(fetched=16, with_date_modified=16, agree=16, compared=5, changed=5, both=2,
+                advanced=2)  # fmt: skip
+    evidence = SegmentEvidence(own=own, pooled=own, has_previous=True)
+    segment = _dispersion(spread=100).segments[0]
+    verdict = judge_segment(segment, evidence, "trusted")
+    assert verdict.verdict == "trusted"
+    assert segment_status(verdict, segment, evidence) == OPEN
