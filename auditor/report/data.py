@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ __all__ = [
     "lastmod_by_month",
     "load_report_data",
     "page_change",
+    "page_evidence",
     "sample_points",
     "short_name",
     "top_shared_values",
@@ -43,6 +44,7 @@ class ReportData:
     runs: list[dict[str, Any]]  # every run's AuditResult JSON, oldest first
     pages: list[PageObservation]  # the latest run's sample
     entries: pd.DataFrame | None  # the latest inventory (loc, lastmod, precision, sitemap)
+    previous_pages: list[PageObservation] = field(default_factory=list)  # the run before's
 
 
 def load_report_data(history: History, site: str) -> ReportData:
@@ -52,13 +54,42 @@ def load_report_data(history: History, site: str) -> ReportData:
         raise UsageError(f"no audit of {site} in the history: run `auditor audit {site}` first")
     results = [r for r in (history.result(run.run_id) for run in runs) if r is not None]
     latest = results[-1]
+    before = results[-2] if len(results) > 1 else None
     return ReportData(
         site=site,
         latest=latest,
         runs=results,
         pages=history.pages(int(latest["run_id"])),
         entries=history.latest_entries(site),
+        previous_pages=history.pages(int(before["run_id"])) if before else [],
     )
+
+
+def page_evidence(
+    pages: list[PageObservation], previous: list[PageObservation]
+) -> dict[str, str]:
+    """What each sampled page said of lastmod, by loc, as the verdict counted it: ``for``
+    or ``against`` (its credible date, its change against lastmod's move since the
+    previous run), ``ambiguous`` (lastmod moved with only the page's own frame), or
+    nothing. The pages marked ``against`` are those that decided a contrary verdict."""
+    from auditor.scorer.tally import tally_pages, template_changed_widely
+
+    earlier = {p.loc: p for p in previous if p.ok}
+    wide = template_changed_widely(pages)
+    found = {}
+    for page in pages:
+        if not page.ok:
+            continue
+        before = earlier.get(page.loc)
+        tally = tally_pages([page], [before] if before else [], wide)[page.sitemap]
+        against = tally.disagree + tally.changed_without_lastmod + tally.lastmod_without_change
+        if against:
+            found[page.loc] = "against"
+        elif tally.ambiguous:
+            found[page.loc] = "ambiguous"
+        elif tally.agree + tally.last_modified_agree + tally.consistent:
+            found[page.loc] = "for"
+    return found
 
 
 def lastmod_by_month(entries: pd.DataFrame | None) -> pd.DataFrame:

@@ -208,3 +208,21 @@ def test_lists_dated_by_their_newest_post_are_not_condemned_for_it(tmp_path, db_
     assert lists["changed"] == lists["lastmod_advanced"] > 0  # their listing changed with it
     codes = {r["code"] for r in second["reasons"]}
     assert not codes & {"lastmod-without-change", "changed-without-lastmod", "generation-time"}
+
+
+def test_the_report_shows_which_pages_decided(tmp_path, db_url):
+    from auditor.report.data import load_report_data, page_evidence
+
+    for build in (0, 1):
+        build_site(tmp_path / f"v{build + 1}", build)
+    with LoopbackServer(root=tmp_path / "v1") as server:
+        _audit(server.origin, db_url)
+        server.root = tmp_path / "v2"
+        _audit(server.origin, db_url)
+        with History.open(db_url) as history:
+            data = load_report_data(history, server.origin)
+    evidence = page_evidence(data.pages, data.previous_pages)
+    posts = {v for loc, v in evidence.items() if "/post-" in loc}
+    lists = {v for loc, v in evidence.items() if "/tags/" in loc or "/categories/" in loc}
+    assert posts == {"for"}  # their dates agree, their changes follow lastmod
+    assert "against" in lists  # a moved build date on an unchanged listing
