@@ -65,9 +65,7 @@ def load_report_data(history: History, site: str) -> ReportData:
     )
 
 
-def page_evidence(
-    pages: list[PageObservation], previous: list[PageObservation]
-) -> dict[str, str]:
+def page_evidence(pages: list[PageObservation], previous: list[PageObservation]) -> dict[str, str]:
     """What each sampled page said of lastmod, by loc, as the verdict counted it: ``for``
     or ``against`` (its credible date, its change against lastmod's move since the
     previous run), ``ambiguous`` (lastmod moved with only the page's own frame), or
