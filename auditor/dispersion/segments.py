@@ -49,11 +49,6 @@ class Segmenter:
 
     groupings: Mapping[str, Grouping] = field(default_factory=dict)
 
-    def key_of(self, sitemap: str, loc: str) -> str:
-        """The segment key of one page listed in ``sitemap``."""
-        grouping = self.groupings.get(sitemap)
-        return sitemap if grouping is None else segment_key(sitemap, grouping.label_of(loc))
-
     def keys(self, sitemaps: Sequence[str], locs: Sequence[str]) -> list[str]:
         """The segment key of each (sitemap, loc) pair, labelled one sub-sitemap at a time."""
         if not self.groupings:

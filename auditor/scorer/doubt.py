@@ -21,7 +21,7 @@ from __future__ import annotations
 from auditor.dispersion import SegmentDispersion
 from auditor.evidence.credibility import MIN_SHARED_PAGES
 from auditor.scorer.result import SegmentVerdict
-from auditor.scorer.rules import contrary_counts, trust_route
+from auditor.scorer.rules import CONTRARY_CODES, contrary_counts, trust_route
 from auditor.scorer.tally import Tally
 from auditor.scorer.window import SegmentEvidence
 
@@ -61,9 +61,6 @@ Z_STOP = 2.5758293035489004
 #: at 11 requests). A frozen lastmod shows 5 or more at once.
 MIN_STOP_AGAINST = 4
 _CONDEMNING_FLAGS = frozenset({"no-lastmod", "generation-time"})
-_CONTRARY = frozenset(
-    {"date-modified-mismatch", "changed-without-lastmod", "lastmod-without-change"}
-)
 
 
 def segment_status(
@@ -74,7 +71,7 @@ def segment_status(
         return CONDEMNED
     if verdict.verdict == "untrusted":
         return DECIDED if _surely_contrary(evidence) else OPEN
-    if verdict.verdict != "trusted" or any(r.code in _CONTRARY for r in verdict.reasons):
+    if verdict.verdict != "trusted" or any(r.code in CONTRARY_CODES for r in verdict.reasons):
         return OPEN  # undecided, or trusted while contrary evidence waits for confirmation
     if trust_route(evidence.own) is not None:
         return DECIDED  # this run alone earns trust

@@ -12,6 +12,7 @@ from auditor.scorer.tally import Tally
 from auditor.scorer.window import SegmentEvidence
 
 __all__ = [
+    "CONTRARY_CODES",
     "MIN_CHANGES",
     "MIN_CONTRARY",
     "MIN_DATE_COMPARISONS",
@@ -55,6 +56,12 @@ MIN_SHARED_CHECKED = 5
 #: Hugo site agreed on every sampled post that way while its lastmod moved on 2 of 53
 #: changed pages. Nine in ten leaves room for a few updated posts among many that never were.
 PUBLISHED_SHARE = 0.9
+
+
+#: The kinds of contrary evidence (:func:`contrary_counts`), as reason codes.
+CONTRARY_CODES = frozenset(
+    {"date-modified-mismatch", "changed-without-lastmod", "lastmod-without-change"}
+)
 
 
 def dates_prove_nothing(tally: Tally) -> bool:

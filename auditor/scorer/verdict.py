@@ -18,6 +18,7 @@ from auditor.scorer import reasons as words
 from auditor.scorer.doubt import Z_STOP
 from auditor.scorer.result import Reason, SegmentVerdict, WindowFigures
 from auditor.scorer.rules import (
+    CONTRARY_CODES,
     MIN_CHANGES,
     TRUST_BAR,
     contrary_counts,
@@ -41,9 +42,6 @@ __all__ = [
 
 #: Flags reported beside a verdict without deciding it.
 _NOTED_FLAGS = ("future-lastmod", "invalid-lastmod")
-_CONTRARY = frozenset(
-    {"date-modified-mismatch", "changed-without-lastmod", "lastmod-without-change"}
-)
 _CONFIRM = (
     "short of the 99% needed to overturn trust earned before: still trusted, to be"
     " confirmed by the next run"
@@ -99,7 +97,8 @@ def _confirming(
     trusted, the evidence named, and re-checked at the soonest (hysteresis: a verdict
     turns only on evidence beyond the sample's noise)."""
     marked = [
-        replace(r, detail=f"{r.detail}; {_CONFIRM}") if r.code in _CONTRARY else r for r in reasons
+        replace(r, detail=f"{r.detail}; {_CONFIRM}") if r.code in CONTRARY_CODES else r
+        for r in reasons
     ]
     verdict = _verdict(segment, evidence, "trusted", marked)
     return replace(verdict, recheck_days=MIN_RECHECK_DAYS)
