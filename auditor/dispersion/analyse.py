@@ -14,7 +14,7 @@ from auditor.dispersion.flags import Flag, SegmentTraits, flags_for
 from auditor.dispersion.generation import Generation, generation_share
 from auditor.dispersion.groups import Group
 from auditor.dispersion.movement import Movement, PreviousValues, align_previous, movement_of
-from auditor.dispersion.segments import Segmenter, learn_segmenter, segment_key
+from auditor.dispersion.segments import Segmenter, learn_segmenter, rows_by_code, segment_key
 from auditor.models import SitemapFile
 from auditor.walker.dates import parse_rfc822
 
@@ -140,12 +140,10 @@ def analyse_entries(
     )
     fetched_per_entry = fetched[segment_codes] if len(names) else np.zeros(0)
 
-    order = np.argsort(segment_codes, kind="stable")
-    bounds = np.searchsorted(segment_codes[order], np.arange(len(names) + 1))
     segments = []
     within = 0
-    for code, (sitemap, group) in enumerate(names):
-        rows = order[bounds[code] : bounds[code + 1]]
+    for code, rows in enumerate(rows_by_code(segment_codes, len(names))):
+        sitemap, group = names[code]
         if rows.shape[0] == 0:
             continue
         part = _segment(

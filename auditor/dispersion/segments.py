@@ -26,7 +26,14 @@ if TYPE_CHECKING:
 
     from auditor.dispersion.movement import PreviousValues
 
-__all__ = ["SCREEN_URLS", "SEPARATOR", "Segmenter", "learn_segmenter", "segment_key"]
+__all__ = [
+    "SCREEN_URLS",
+    "SEPARATOR",
+    "Segmenter",
+    "learn_segmenter",
+    "rows_by_code",
+    "segment_key",
+]
 
 #: A file larger than this is first grouped on a random sample of this many URLs (seeded by
 #: the file's size: the same file, the same sample), and in
@@ -36,6 +43,13 @@ __all__ = ["SCREEN_URLS", "SEPARATOR", "Segmenter", "learn_segmenter", "segment_
 SCREEN_URLS = 10_000
 #: Joins a sub-sitemap's URL and a group's pattern in a segment key.
 SEPARATOR = "\x1f"
+
+
+def rows_by_code(codes: np.ndarray, count: int) -> list[np.ndarray]:
+    """The rows of each code ``0 .. count - 1`` (in row order), by one stable sort."""
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(count + 1))
+    return [order[bounds[code] : bounds[code + 1]] for code in range(count)]
 
 
 def segment_key(sitemap: str, pattern: str | None) -> str:
@@ -70,10 +84,7 @@ class Segmenter:
         each code's (sub-sitemap, group pattern or None): vectorised per file."""
         codes = np.empty(len(file_codes), dtype=np.int64)
         names: list[tuple[str, str | None]] = []
-        order = np.argsort(file_codes, kind="stable")
-        bounds = np.searchsorted(file_codes[order], np.arange(len(files) + 1))
-        for code, sitemap in enumerate(files):
-            rows = order[bounds[code] : bounds[code + 1]]
+        for sitemap, rows in zip(files, rows_by_code(file_codes, len(files)), strict=True):
             grouping = self.groupings.get(sitemap)
             if grouping is None:
                 codes[rows] = len(names)
@@ -118,11 +129,8 @@ def learn_segmenter(
     """The groupings of every sub-sitemap of ``entries`` (rows coded by ``codes`` into
     ``names``; their lastmods as seconds where ``dated``; the previous walk's aligned)."""
     locs = entries["loc"].to_numpy()
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
     found = {}
-    for code, name in enumerate(names):
-        rows = order[bounds[code] : bounds[code + 1]]
+    for name, rows in zip(names, rows_by_code(codes, len(names)), strict=True):
         if len(rows) > SCREEN_URLS:  # most files are one behaviour: a sample says so
             picks = np.random.default_rng(len(rows)).choice(len(rows), SCREEN_URLS, replace=False)
             screen = rows[np.sort(picks)]  # random, not a stride: files list by section
