@@ -281,10 +281,10 @@ def _pages(
     advanced = ~np.isnan(lastmod) & (
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
-    segments = _segments(history, site, names, segment, figures, stored, result is None)
+    looks = figures.looks()
+    segments = _segments(history, site, names, (segment, looks), figures, stored, result is None)
     own = figures.own_rate()
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
-    looks = figures.looks()
     seen = np.bincount(segment[looks > 0], minlength=len(names) + 1)[segment]
     return SitePages(
         site=site,
@@ -293,7 +293,7 @@ def _pages(
         sitemaps=[name.partition(SEPARATOR)[0] for name in names],
         signals=[s.signal for s in segments],
         lastmods=[lastmod for _, _, lastmod, _ in entry_rows(entries)],
-        rate=_rates(own, figures, pool, segment, len(names)),
+        rate=_rates(own, figures, pool, (segment, looks), len(names)),
         copy_age=figures.copy_age,
         fetch_age=figures.fetch_age,
         failures=figures.failures,
@@ -309,12 +309,14 @@ def _rates(
     own: np.ndarray[Any, Any],
     figures: _Figures,
     pool: np.ndarray[Any, Any],
-    segment: np.ndarray[Any, Any],
+    coded: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
     segments: int,
 ) -> np.ndarray[Any, Any]:
     """Each page's rate: read against its sub-sitemap's learned distribution of rates
-    where enough of its pages were observed, else shrunk towards the pooled rate."""
-    rate = shrunk_rate(own, figures.looks(), pool)
+    where enough of its pages were observed, else shrunk towards the pooled rate
+    (``coded``: each page's segment code and its observations, :meth:`_Figures.looks`)."""
+    segment, looks = coded
+    rate = shrunk_rate(own, looks, pool)
     for code in range(segments):
         mine = segment == code
         rate[mine] = pooled_rates(
@@ -379,14 +381,16 @@ def _segments(
     history: History,
     site: str,
     names: Sequence[str],
-    segment: np.ndarray[Any, Any],
+    coded: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
     figures: _Figures,
     stored: dict[str, Any] | None,
     saved: bool,
 ) -> list[_Segment]:
     """Each segment's reading of lastmod and pooled change rate (``names``: segment keys):
     the ``stored`` run's verdict and counts, with the crawler's fetches since where that
-    run is ``saved`` (the crawler's counts are per file: a group's are not known)."""
+    run is ``saved`` (the crawler's counts are per file: a group's are not known);
+    ``coded``: each page's segment code and its observations (:meth:`_Figures.looks`)."""
+    segment, looks = coded
     by_name = {
         segment_key(s["sitemap"], (s.get("group") or {}).get("pattern")): s
         for s in (stored or {}).get("segments", [])
@@ -406,7 +410,7 @@ def _segments(
         if verdict == "trusted" and crawl is not None and _contradicted(crawl):
             verdict = "untrusted"  # degraded since the run: planned by rate from now on
         mine = segment == code
-        intervals = float(figures.looks()[mine].sum())
+        intervals = float(looks[mine].sum())
         observed = np.array([figures.observed[mine].sum()])
         undated = cgm_rate(np.array([figures.intervals[mine].sum()]),
                            np.array([figures.changes[mine].sum()]), observed)  # fmt: skip
