@@ -70,18 +70,11 @@ def page_evidence(pages: list[PageObservation], previous: list[PageObservation])
     or ``against`` (its credible date, its change against lastmod's move since the
     previous run), ``ambiguous`` (lastmod moved with only the page's own frame), or
     nothing. The pages marked ``against`` are those that decided a contrary verdict."""
-    from auditor.scorer.tally import tally_pages, template_changed_widely
+    from auditor.scorer.window import page_tallies
 
-    earlier = {p.loc: p for p in previous if p.ok}
-    wide = template_changed_widely(pages)
     found = {}
-    for page in pages:
-        if not page.ok:
-            continue
-        before = earlier.get(page.loc)
-        tally = tally_pages([page], [before] if before else [], wide)[page.sitemap]
-        against = tally.disagree + tally.changed_without_lastmod + tally.lastmod_without_change
-        if against:
+    for page, tally in page_tallies(pages, previous):
+        if tally.against:
             found[page.loc] = "against"
         elif tally.ambiguous:
             found[page.loc] = "ambiguous"

@@ -25,6 +25,7 @@ __all__ = [
     "Tally",
     "crawl_tally",
     "lastmod_advanced",
+    "shared_last_modified",
     "tally_pages",
     "template_changed_widely",
     "too_coarse",
@@ -97,6 +98,12 @@ class Tally:
         return self.advanced - self.both
 
     @property
+    def against(self) -> int:
+        """Observations that showed lastmod wrong: a disagreeing credible date, a change
+        lastmod missed, a move without a change."""
+        return self.disagree + self.changed_without_lastmod + self.lastmod_without_change
+
+    @property
     def precision(self) -> float | None:
         """P(C | L) across runs, or None when lastmod never advanced."""
         return self.both / self.advanced if self.advanced else None
@@ -127,7 +134,7 @@ def tally_pages(
     if template_wide is None:
         template_wide = template_changed_widely(current)
     earlier = {p.loc: p for p in previous if p.ok}
-    shared = _shared_last_modified(current)
+    shared = shared_last_modified(current)
     tallies: dict[str, Tally] = {}
     for page in current:
         tally = tallies.setdefault(page.sitemap, Tally())
@@ -195,7 +202,7 @@ def lastmod_advanced(before: datetime | None, now: datetime | None) -> bool:
     return now is not None and (before is None or now > before)
 
 
-def _shared_last_modified(pages: Sequence[PageObservation]) -> datetime | None:
+def shared_last_modified(pages: Sequence[PageObservation]) -> datetime | None:
     """A Last-Modified on (nearly) every sampled page: a deploy or build time, no evidence."""
     values = [p.http_last_modified for p in pages if p.ok and p.http_last_modified is not None]
     if not values:

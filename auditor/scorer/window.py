@@ -15,14 +15,17 @@ appears (a long agreeing history cannot drown it).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from auditor.evidence.credibility import MIN_SHARED_PAGES, MIN_SHARED_SHARE
 from auditor.scorer.result import PageObservation
-from auditor.scorer.tally import Tally, tally_pages, template_changed_widely
+from auditor.scorer.tally import (
+    Tally,
+    shared_last_modified,
+    tally_pages,
+    template_changed_widely,
+)
 
 __all__ = [
     "WINDOW_DAYS",
@@ -31,6 +34,7 @@ __all__ = [
     "SegmentEvidence",
     "count_checks",
     "gather_evidence",
+    "page_tallies",
     "window_runs",
 ]
 
@@ -125,32 +129,31 @@ def count_checks(
     compared across runs; it is against when any of that showed lastmod wrong (a
     Last-Modified that disagrees is neither: it never condemns on its own).
     """
-    earlier = {p.loc: p for p in previous if p.ok}
-    common = _common_last_modified(current)
-    wide = template_changed_widely(current)
-    for page in current:
-        if not page.ok or page.sitemap not in evidence:
+    for page, tally in page_tallies(current, previous):
+        if page.sitemap not in evidence:
             continue
-        if page.http_last_modified is not None and page.http_last_modified == common:
-            page = replace(page, http_last_modified=None)  # a deploy time, as tally_pages says
-        before = earlier.get(page.loc)
-        tally = tally_pages([page], [before] if before else [], wide)[page.sitemap]
         target = evidence[page.sitemap]
         target.checked += tally.with_date_modified + tally.last_modified_agree + tally.compared > 0
-        target.against += (
-            tally.disagree + tally.changed_without_lastmod + tally.lastmod_without_change > 0
-        )
+        target.against += tally.against > 0
 
 
-def _common_last_modified(pages: Sequence[PageObservation]) -> datetime | None:
-    """A Last-Modified on (nearly) every sampled page: a deploy or build time."""
-    values = [p.http_last_modified for p in pages if p.ok and p.http_last_modified is not None]
-    if not values:
-        return None
-    value, count = Counter(values).most_common(1)[0]
-    if count >= MIN_SHARED_PAGES and count >= MIN_SHARED_SHARE * len(values):
-        return value
-    return None
+def page_tallies(
+    current: Sequence[PageObservation], previous: Sequence[PageObservation]
+) -> Iterator[tuple[PageObservation, Tally]]:
+    """Each page of this run that was read, with the tally of what it alone says of
+    lastmod, counted as the run's tally counts it: a Last-Modified shared by the sample
+    (a deploy time) left out, the template's reach judged over the whole run."""
+    earlier = {p.loc: p for p in previous if p.ok}
+    common = shared_last_modified(current)
+    wide = template_changed_widely(current)
+    for page in current:
+        if not page.ok:
+            continue
+        judged = page
+        if page.http_last_modified is not None and page.http_last_modified == common:
+            judged = replace(page, http_last_modified=None)
+        before = earlier.get(page.loc)
+        yield page, tally_pages([judged], [before] if before else [], wide)[page.sitemap]
 
 
 def _newest_per_page(
