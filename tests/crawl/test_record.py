@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -11,6 +13,7 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.history import History
+from auditor.history.crawl import CrawlState
 from tests.crawl.sites import OPTIONS, crawl, rewalk
 
 
@@ -65,19 +68,25 @@ def _article(modified: str, text: str, published: str = "2026-01-01T00:00:00Z") 
     ).encode()
 
 
-def test_a_credible_date_modified_dates_the_changes(db_url):
-    site = SimulatedSite("dated", {"pages": BEHAVIOURS["no-lastmod"]}, 5, seed=3)
+@contextmanager
+def _one_page(db_url: str, name: str) -> Iterator[tuple[History, str, Callable[[], CrawlState]]]:
+    """An audited site's history, its first page's URL, and that URL's crawl state (read
+    anew at each call)."""
+    site = SimulatedSite(name, {"pages": BEHAVIOURS["no-lastmod"]}, 5, seed=3)
     with SiteServer(site) as server, History.open(db_url) as history:
         audit_site(server.origin, history, OPTIONS)
         url = server.origin + _paths(site)[0]
+        site_id = history.site_ids()[server.origin]
+        yield history, url, lambda: history.crawl_states(site_id, [url])[url]
+
+
+def test_a_credible_date_modified_dates_the_changes(db_url):
+    with _one_page(db_url, "dated") as (history, url, state):
         t0 = datetime(2026, 3, 1, tzinfo=UTC)
 
         def fetch(days: float, modified: str, text: str) -> None:
             at = t0 + timedelta(days=days)
             record_fetches(history, [FetchRecord(url, at, 200, body=_article(modified, text))])
-
-        def state():
-            return history.crawl_states(history.site_ids()[server.origin], [url])[url]
 
         fetch(0, "2026-02-27T00:00:00Z", "first")  # changed 2 days before the first fetch
         assert (state().dated_changes, state().dated_days, state().intervals) == (1, 2.0, 0)
@@ -92,15 +101,11 @@ def test_a_credible_date_modified_dates_the_changes(db_url):
 
 
 def test_a_page_modified_when_published_states_no_change(db_url):
-    site = SimulatedSite("fresh", {"pages": BEHAVIOURS["no-lastmod"]}, 5, seed=3)
-    with SiteServer(site) as server, History.open(db_url) as history:
-        audit_site(server.origin, history, OPTIONS)
-        url = server.origin + _paths(site)[0]
+    with _one_page(db_url, "fresh") as (history, url, state):
         at = datetime(2026, 3, 1, tzinfo=UTC)
         day = "2026-02-20T00:00:00Z"
         record_fetches(history, [FetchRecord(url, at, 200, body=_article(day, "x", day))])
-        state = history.crawl_states(history.site_ids()[server.origin], [url])[url]
-        assert (state.dated_changes, state.dated_days) == (0, 9.0)
+        assert (state().dated_changes, state().dated_days) == (0, 9.0)
 
 
 def test_a_log_fed_twice_counts_once_and_strangers_are_counted(db_url):
