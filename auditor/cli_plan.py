@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["add_plan_commands"]
 
-PLAN_COLUMNS = ("url", "site", "sitemap", "due_at", "reason", "priority", "p_changed", "lastmod")
+PLAN_COLUMNS = (
+    "url", "site", "sitemap", "due_at", "reason", "priority", "p_changed", "lastmod", "verdict"
+)  # fmt: skip
 
 
 def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

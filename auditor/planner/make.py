@@ -78,7 +78,9 @@ class PlannedFetch:
     ``priority`` is higher-first; ``due_at`` aware; ``p_changed`` the estimated chance
     that the page changed since the crawler's copy (1.0 when it has none); ``reason``
     one of ``lastmod-advanced``, ``new-url``, ``never-fetched``, ``rate``,
-    ``verification``, ``retry``.
+    ``verification``, ``retry``; ``verdict`` the verdict of the URL's sub-sitemap (or
+    its group) the plan read lastmod by (``untrusted`` where the crawler's fetches
+    contradicted a trusted one since its audit).
     """
 
     url: str
@@ -89,6 +91,7 @@ class PlannedFetch:
     priority: float
     p_changed: float
     lastmod: datetime | None = None
+    verdict: str = "inconclusive"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON Lines object of ``auditor plan``."""
@@ -101,6 +104,7 @@ class PlannedFetch:
             "priority": round(self.priority, 6),
             "p_changed": round(self.p_changed, 4),
             "lastmod": self.lastmod.isoformat() if self.lastmod else None,
+            "verdict": self.verdict,
         }
 
 
@@ -169,6 +173,7 @@ def plan(
                 priority=c.priority,
                 p_changed=c.p_changed,
                 lastmod=site.lastmods[c.page],
+                verdict=site.signal(c.page).verdict,
             )
 
 

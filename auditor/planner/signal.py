@@ -49,6 +49,7 @@ class Signal:
     recall: float = 0.5
     false_alarm: float = 0.5
     precision: float | None = None  # P(C | L) read as is where lastmod is trusted
+    verdict: str = "inconclusive"  # the sub-sitemap's verdict it was read from
 
     @property
     def informative(self) -> bool:
@@ -78,9 +79,10 @@ def signal_of(verdict: str, compared: int, changed: int, advanced: int, both: in
     false_alarm = (advanced - both + 1) / (unchanged + 2)
     if verdict == "trusted":
         precision = max((both + 1) / (advanced + 2), TRUST_BAR)
-        return Signal("trusted", max(recall, TRUST_BAR), min(false_alarm, 1 - TRUST_BAR), precision)
+        recall, false_alarm = max(recall, TRUST_BAR), min(false_alarm, 1 - TRUST_BAR)
+        return Signal("trusted", recall, false_alarm, precision, verdict)
     if verdict == "no-lastmod" or compared < MIN_COMPARED:
-        return Signal("none")
+        return Signal("none", verdict=verdict)
     if recall - false_alarm >= MIN_INFORMATION:
-        return Signal("noisy", recall, false_alarm)
-    return Signal("none")
+        return Signal("noisy", recall, false_alarm, verdict=verdict)
+    return Signal("none", verdict=verdict)

@@ -59,6 +59,7 @@ def test_a_trusted_sites_plan_is_its_advanced_and_new_urls_and_a_few_checks(db_u
     assert set(by_reason) == {"lastmod-advanced", "new-url", "verification"}
     news = [f for f in planned if f["reason"] == "new-url"]
     assert all(f["p_changed"] == 1.0 for f in news)
+    assert {f["verdict"] for f in planned} == {"trusted"}
     priorities = [f["priority"] for f in planned]
     assert priorities == sorted(priorities, reverse=True)
     assert all(datetime.fromisoformat(f["due_at"]).tzinfo is not None for f in planned)
@@ -80,6 +81,7 @@ def test_a_generation_time_sites_plan_follows_the_pages_rates(db_url, capsys):
     ranked = [f["url"].removeprefix(server.origin) for f in planned]  # highest priority first
     assert set(ranked[:10]) == fast  # the budget goes first to the pages that change
     assert len(planned) <= 20 and {f["reason"] for f in planned} == {"rate"}
+    assert {f["verdict"] for f in planned} == {"untrusted"}
     by_url = {f["url"].removeprefix(server.origin): f["p_changed"] for f in planned}
     slow = [v for u, v in by_url.items() if u not in fast]
     assert min(by_url[p] for p in fast) > 0.5 > max(slow, default=0.0)

@@ -157,6 +157,6 @@ def test_a_bumping_lastmod_is_read_as_a_noisy_indicator():
 )
 def test_a_lastmod_that_tells_nothing_leaves_the_rate_alone(verdict, counts):
     signal = signal_of(verdict, *counts)
-    assert signal == Signal("none")
+    assert signal == Signal("none", verdict=verdict)
     prior = np.array([0.2, 0.7])
     assert signal.posterior(prior, np.array([True, False])) == pytest.approx(prior)
