@@ -114,27 +114,33 @@ def record_fetches(
     *,
     now: datetime | None = None,
     lookup: Lookup | None = None,
+    batch: int = BATCH,
 ) -> CrawlSummary:
     """Record the crawler's fetches (module docstring); what was done with them.
 
     ``fetches`` are :class:`~auditor.crawl.records.FetchRecord` values or mappings with
-    the same keys, in any order; they are read :data:`BATCH` at a time, so a log of any
-    length streams. ``now`` (aware) is the recording instant, the real clock by default.
+    the same keys, in any order; they are read ``batch`` at a time (one transaction a
+    site each), so a log of any length streams. ``now`` (aware) is the recording instant,
+    the real clock by default.
     ``lookup(url, fetched_at)`` says where each URL was listed at its fetch (a backfill's
     captured sitemaps); by default, the freshest walk of its site.
     """
     summary = CrawlSummary()
     recorder = _Recorder(history, summary, now, lookup)
-    for batch in _batches(fetches):
-        recorder.record(batch)
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1, not {batch}")
+    for records in _batches(fetches, batch):
+        recorder.record(records)
     return summary
 
 
-def _batches(fetches: Iterable[FetchRecord | Mapping[str, Any]]) -> Iterator[list[FetchRecord]]:
+def _batches(
+    fetches: Iterable[FetchRecord | Mapping[str, Any]], size: int
+) -> Iterator[list[FetchRecord]]:
     batch: list[FetchRecord] = []
     for item in fetches:
         batch.append(fetch_record(item))
-        if len(batch) >= BATCH:
+        if len(batch) >= size:
             yield batch
             batch = []
     if batch:
