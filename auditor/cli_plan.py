@@ -11,7 +11,7 @@ import csv
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -93,10 +93,12 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     crawled.add_argument(
         "--from",
-        dest="source",
+        dest="sources",
+        action="append",
         required=True,
         metavar="FILE",
-        help="the crawl log (- for stdin)",
+        help="the crawl log (- for stdin); repeat it for several files (a crawler's WARCs), "
+        "read in turn",
     )
     crawled.add_argument(
         "--format",
@@ -179,28 +181,20 @@ def _plan_summary(counts: Counter[tuple[str, str]]) -> None:
 
 
 def _cmd_crawled(args: argparse.Namespace) -> int:
-    from auditor.crawl.logfile import detect_format
     from auditor.crawl.record import record_fetches
     from auditor.history import History
 
-    form = args.format or ("jsonl" if args.source == "-" else detect_format(args.source))
-    if form is None:
-        raise UsageError(f"{args.source}: say its format with --format jsonl|csv|warc")
+    sources = [(source, _log_format(source, args.format)) for source in args.sources]
     problems: Counter[str] = Counter()
     if args.backfill:
-        if form != "warc" or args.source == "-":
-            raise UsageError("--backfill reads a WARC file (twice): give --from FILE.warc")
+        if len(sources) > 1 or sources[0][1] != "warc" or sources[0][0] == "-":
+            raise UsageError("--backfill reads one WARC file (twice): give --from FILE.warc")
         with History.open(args.db) as history:
-            summary = _backfill(history, args.source, problems, quiet=args.quiet)
+            summary = _backfill(history, sources[0][0], problems, quiet=args.quiet)
     else:
-        stream = _open_log(args.source)
-        try:
-            with History.open(args.db) as history:
-                records = _records(stream, form, problems, quiet=args.quiet)
-                summary = record_fetches(history, records, now=datetime.now(UTC))
-        finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
+        with History.open(args.db) as history:
+            records = _every_record(sources, problems, quiet=args.quiet)
+            summary = record_fetches(history, records, now=datetime.now(UTC))
     malformed = sum(problems.values())
     result = {**summary.to_dict(), "malformed": malformed, "problems": dict(problems)}
     if args.json:
@@ -233,6 +227,30 @@ def _backfill(
     return summary
 
 
+def _log_format(source: str, given: str | None) -> str:
+    from auditor.crawl.logfile import detect_format
+
+    form = given or ("jsonl" if source == "-" else detect_format(source))
+    if form is None:
+        raise UsageError(f"{source}: say its format with --format jsonl|csv|warc")
+    return form
+
+
+def _every_record(
+    sources: list[tuple[str, str]], problems: Counter[str], *, quiet: bool
+) -> Iterator[FetchRecord]:
+    """The records of each log in turn (each opened as it is reached, closed after);
+    with several, a problem names its file."""
+    for source, form in sources:
+        stream = _open_log(source)
+        unit = f"{source}: line" if len(sources) > 1 else "line"
+        try:
+            yield from _records(stream, form, problems, quiet=quiet, unit=unit)
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+
+
 def _open_log(source: str) -> BinaryIO:
     if source == "-":
         return sys.stdin.buffer
@@ -243,13 +261,13 @@ def _open_log(source: str) -> BinaryIO:
 
 
 def _records(
-    stream: BinaryIO, form: str, problems: Counter[str], *, quiet: bool
+    stream: BinaryIO, form: str, problems: Counter[str], *, quiet: bool, unit: str = "line"
 ) -> Iterable[FetchRecord]:
     """The log's records; each malformed line is named on stderr as it is met."""
     from auditor.crawl.logfile import read_crawl_log
     from auditor.crawl.records import FetchRecord
 
-    named = _naming(problems, "line", quiet=quiet)
+    named = _naming(problems, unit, quiet=quiet)
     for item in read_crawl_log(stream, form):
         if isinstance(item, FetchRecord):
             yield item

@@ -126,3 +126,22 @@ def test_malformed_lines_are_named_and_skipped_and_nothing_else_is_lost(db_url, 
     assert summary["recorded"] == 6 and len(states) == 6
     assert summary["malformed"] == 3 and summary["unknown_site"] == 1
     assert "line 2: bad-json" in err and "line 4: bad-url" in err and "line 6: bad-time" in err
+
+
+def test_several_logs_are_read_in_turn_and_a_problem_names_its_file(db_url, capsys, tmp_path):
+    site = SimulatedSite("several", {"pages": BEHAVIOURS["no-lastmod"]}, 6, seed=1)
+    with SiteServer(site) as server:
+        origin = server.origin
+        _audit(db_url, origin, capsys)
+        at = datetime.now(UTC) + timedelta(minutes=1)
+        paths = sorted(site.pages)
+        one = _jsonl(tmp_path, "one.jsonl", [_log_line(origin, site, p, at) for p in paths[:3]])
+        lines = [_log_line(origin, site, p, at) for p in paths[3:]] + ["{not json"]
+        two = _jsonl(tmp_path, "two.jsonl", lines)
+        args = ["crawled", "--from", one, "--from", two, "--db", db_url, "--json"]
+        assert main(args) == 0
+        captured = capsys.readouterr()
+
+    summary = json.loads(captured.out)
+    assert summary["recorded"] == 6 and summary["malformed"] == 1
+    assert f"auditor: {two}: line 4: bad-json" in captured.err

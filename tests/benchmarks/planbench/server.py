@@ -27,11 +27,13 @@ __all__ = ["PlanSiteServer", "Served", "serve_world"]
 
 @dataclass(frozen=True)
 class Served:
-    """One page as a server sent it: its path, the instant it was served, its version."""
+    """One page as a server sent it: its path, the instant it was served, its version,
+    and the User-Agent that asked for it."""
 
     path: str
     instant: int
     version: int
+    agent: str = ""
 
 
 class PlanSiteServer(LoopbackHTTPServer):
@@ -45,7 +47,9 @@ class PlanSiteServer(LoopbackHTTPServer):
         self.served: list[Served] = []
         super().__init__(site.host)
 
-    def respond(self, path: str, etag: str | None = None) -> tuple[int, str, bytes, dict[str, str]]:
+    def respond(
+        self, path: str, etag: str | None = None, agent: str = ""
+    ) -> tuple[int, str, bytes, dict[str, str]]:
         """(status, content type, body, headers) for a GET of ``path`` now."""
         s = self.site.instant(self.clock())
         path = unquote(path.split("?", 1)[0])
@@ -69,13 +73,14 @@ class PlanSiteServer(LoopbackHTTPServer):
         if page is None:
             return 404, "text/plain", b"not found", {}
         text, version = page
-        self.served.append(Served(path, s, version))
+        self.served.append(Served(path, s, version, agent))
         return 200, "text/html; charset=utf-8", text.encode(), {}
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         """The site's answer to a GET."""
+        asked = handler.headers
         status, kind, body, headers = self.respond(
-            handler.path, handler.headers.get("If-None-Match")
+            handler.path, asked.get("If-None-Match"), asked.get("User-Agent", "")
         )
         if status == 304:
             handler.send_response(304)
