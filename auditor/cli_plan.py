@@ -94,11 +94,11 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     crawled.add_argument(
         "--from",
         dest="sources",
-        action="append",
+        action="extend",
+        nargs="+",
         required=True,
         metavar="FILE",
-        help="the crawl log (- for stdin); repeat it for several files (a crawler's WARCs), "
-        "read in turn",
+        help="the crawl log (- for stdin); several files (a crawler's WARCs) are read in turn",
     )
     crawled.add_argument(
         "--format",

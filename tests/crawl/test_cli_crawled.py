@@ -138,7 +138,7 @@ def test_several_logs_are_read_in_turn_and_a_problem_names_its_file(db_url, caps
         one = _jsonl(tmp_path, "one.jsonl", [_log_line(origin, site, p, at) for p in paths[:3]])
         lines = [_log_line(origin, site, p, at) for p in paths[3:]] + ["{not json"]
         two = _jsonl(tmp_path, "two.jsonl", lines)
-        args = ["crawled", "--from", one, "--from", two, "--db", db_url, "--json"]
+        args = ["crawled", "--from", one, two, "--db", db_url, "--json"]
         assert main(args) == 0
         captured = capsys.readouterr()
 
