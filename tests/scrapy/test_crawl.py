@@ -160,9 +160,9 @@ def test_on_a_generation_time_site_the_crawl_asks_for_the_pages_due_by_rate(tmp_
     assert all(by_path[p]["rank"] < 10 for p in fast)  # first in the plan's order
 
 
-def test_the_crawls_fetches_count_in_the_next_verdict(tmp_path):
+def test_the_crawls_fetches_count_in_the_next_verdict(db_url, tmp_path):
     """Four sampled pages a run cannot earn trust; the crawl's forty pages, twice, do."""
-    db = str(tmp_path / "history.sqlite3")
+    db = db_url
     small = replace(OPTIONS, sample=replace(OPTIONS.sample, sample=4))
     site = SimulatedSite("quiet", {"pages": BEHAVIOURS["accurate-no-structured"]}, 40, seed=2)
     with SiteServer(site) as server:
