@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from auditor.history import History
     from auditor.planner import PlannedFetch
 
-__all__ = ["add_plan_commands"]
+__all__ = ["add_plan_commands", "log_records", "open_log"]
 
 PLAN_COLUMNS = ("url", "site", "sitemap", "due_at", "reason", "priority", "p_changed", "lastmod")
 
@@ -191,10 +191,10 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
         with History.open(args.db) as history:
             summary = _backfill(history, args.source, problems, quiet=args.quiet)
     else:
-        stream = _open_log(args.source)
+        stream = open_log(args.source)
         try:
             with History.open(args.db) as history:
-                records = _records(stream, form, problems, quiet=args.quiet)
+                records = log_records(stream, form, problems, quiet=args.quiet)
                 summary = record_fetches(history, records, now=datetime.now(UTC))
         finally:
             if stream is not sys.stdin.buffer:
@@ -221,7 +221,7 @@ def _backfill(
 
     named = _naming(problems, "record", quiet=quiet)
     summary, captures = backfill(
-        history, lambda: _open_log(source), now=datetime.now(UTC), on_problem=named
+        history, lambda: open_log(source), now=datetime.now(UTC), on_problem=named
     )
     if not quiet:
         print(
@@ -231,7 +231,8 @@ def _backfill(
     return summary
 
 
-def _open_log(source: str) -> BinaryIO:
+def open_log(source: str) -> BinaryIO:
+    """The crawl log to read: a file opened, or stdin's bytes for ``-``."""
     if source == "-":
         return sys.stdin.buffer
     try:
@@ -240,7 +241,7 @@ def _open_log(source: str) -> BinaryIO:
         raise UsageError(f"cannot read {source}: {exc.strerror}") from exc
 
 
-def _records(
+def log_records(
     stream: BinaryIO, form: str, problems: Counter[str], *, quiet: bool
 ) -> Iterable[FetchRecord]:
     """The log's records; each malformed line is named on stderr as it is met."""
