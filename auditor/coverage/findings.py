@@ -85,20 +85,25 @@ def judge(seen: Observation) -> dict[str, str]:
     if status >= 400:
         return {"client-error": f"HTTP {status}"}
     found: dict[str, str] = {}
-    url = normal_url(seen.url)
-    if seen.final_url and normal_url(seen.final_url) != url:
+    if seen.final_url and seen.final_url != seen.url and not _same(seen.final_url, seen.url):
         found["redirect"] = seen.final_url
     if seen.noindex:
         found["noindex"] = seen.noindex
-    if seen.canonical and normal_url(seen.canonical) != url:
+    if seen.canonical and seen.canonical != seen.url and not _same(seen.canonical, seen.url):
         found["canonical-elsewhere"] = seen.canonical
     return found
+
+
+def _same(one: str, other: str) -> bool:
+    return normal_url(one) == normal_url(other)
 
 
 def of_record(record: FetchRecord) -> Observation:
     """A crawl log's record, its body (when given) read for noindex and canonical."""
     headers = record.headers
     status = record.status
+    if not headers and record.body is None:  # a status-only log line
+        return Observation(record.url, record.fetched_at, status, CRAWL)
     target = None
     if status is not None and 300 <= status < 400:
         target = resolved(header_value(headers, "location"), record.url)

@@ -19,6 +19,8 @@ __all__ = ["NO_SITEMAP", "InventoryIndex", "hashes_of"]
 
 #: The name of the bucket of URLs the inventory gives no sub-sitemap.
 NO_SITEMAP = "(none)"
+#: Locs decoded at a time (a few MB of strings).
+_BATCH = 16_384
 
 
 def hashes_of(urls: Sequence[str]) -> np.ndarray:
@@ -34,11 +36,18 @@ class InventoryIndex:
     def __init__(self, locs: StateLocs) -> None:
         self._locs = locs
         self.sitemaps = [*locs.sitemaps, NO_SITEMAP]
-        codes = np.where(locs.sitemap_codes < 0, len(locs.sitemaps), locs.sitemap_codes)
-        hashes = np.concatenate([hashes_of(b) for b in locs.batches()] or [np.empty(0, np.int64)])
-        order = np.argsort(hashes, kind="stable")
+        hashes = np.empty(locs.urls, dtype=np.int64)
+        done = 0
+        for batch in locs.batches(_BATCH):
+            hashes[done : done + len(batch)] = hashes_of(batch)
+            done += len(batch)
+        order = np.argsort(hashes)
         self.hashes: np.ndarray = hashes[order]
-        self.codes: np.ndarray = codes.astype(np.int32)[order]
+        del hashes
+        codes = np.take(locs.sitemap_codes, order).astype(np.int32)
+        del order
+        codes[codes < 0] = len(locs.sitemaps)
+        self.codes: np.ndarray = codes
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -53,7 +62,7 @@ class InventoryIndex:
 
     def batches(self) -> Iterator[tuple[list[str], np.ndarray]]:
         """The inventory's locs in its order, in batches, with their slots."""
-        for batch in self._locs.batches():
+        for batch in self._locs.batches(_BATCH):
             yield batch, self.slots(hashes_of(batch))
 
     def code_of(self, sitemap: str) -> int:
