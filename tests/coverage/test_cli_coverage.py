@@ -127,3 +127,42 @@ def test_the_text_summary_is_short_and_a_site_not_audited_is_a_usage_error(site_
     assert "1 redirect, 1 answer 4xx, 1 answer 5xx, 2 say noindex" in out
     assert len(out.splitlines()) <= 10
     assert main(["coverage", "http://127.0.0.1:9", "--db", db]) == 2
+
+
+def test_the_report_and_the_exports_carry_the_coverage(site_db, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import pandas as pd
+
+    site, db = site_db
+    path = tmp_path / "crawl.warc.gz"
+    warc(path, site.origin, CRAWLED, datetime.now(UTC) + timedelta(minutes=1))
+    assert main(["crawled", "--from", str(path), "--db", db]) == 0
+    out = tmp_path / "reports"
+    assert main(["report", site.origin, "--db", db, "--out", str(out)]) == 0
+    (page,) = out.glob("*/index.html")
+    html = page.read_text(encoding="utf-8")
+    assert '<section id="coverage">' in html
+    assert f"{site.origin}/header-noindex" in html and "also in /b.xml" in html
+    assert main(["export", "--format", "csv", "--db", db, "--out", str(tmp_path / "x")]) == 0
+    counts = pd.read_csv(tmp_path / "x" / "coverage.csv")
+    a = counts[counts["sitemap"] == site.origin + "/a.xml"].iloc[0]
+    assert (a["urls"], a["crawled"], a["not_crawled"], a["noindex"], a["redirect"]) == (
+        13,
+        11,
+        2,
+        2,
+        1,
+    )
+    findings = pd.read_csv(tmp_path / "x" / "coverage_findings.csv")
+    found = {
+        (f, u.rsplit("/", 1)[1]) for f, u in zip(findings["finding"], findings["url"], strict=True)
+    }
+    assert found == {
+        ("redirect", "moved"),
+        ("client-error", "gone"),
+        ("server-error", "broken"),
+        ("noindex", "meta-noindex"),
+        ("noindex", "header-noindex"),
+        ("canonical-elsewhere", "canonical-elsewhere"),
+        ("in-several-sitemaps", "shared"),
+        ("orphan", "orphan"),
+    }
