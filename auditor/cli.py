@@ -52,6 +52,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_walk(commands)
     if only != "walk":
         from auditor.cli_audit import add_audit_commands
+        from auditor.cli_coverage import add_coverage_command
         from auditor.cli_db import add_db_commands
         from auditor.cli_plan import add_plan_commands
 
@@ -59,6 +60,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         _add_page_command(commands)
         add_audit_commands(commands)
         add_plan_commands(commands)
+        add_coverage_command(commands)
         add_db_commands(commands)
     add_log_options(commands)
     return parser

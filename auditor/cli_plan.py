@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from auditor.history import History
     from auditor.planner import PlannedFetch
 
-__all__ = ["add_plan_commands"]
+__all__ = ["add_plan_commands", "log_records", "open_log"]
 
 PLAN_COLUMNS = (
     "url", "site", "sitemap", "due_at", "reason", "priority", "p_changed", "lastmod", "verdict"
@@ -217,7 +217,7 @@ def _backfill(
 
     named = _naming(problems, "record", quiet=quiet)
     summary, captures = backfill(
-        history, lambda: _open_log(source), now=datetime.now(UTC), on_problem=named
+        history, lambda: open_log(source), now=datetime.now(UTC), on_problem=named
     )
     if not quiet:
         print(
@@ -242,16 +242,17 @@ def _every_record(
     """The records of each log in turn (each opened as it is reached, closed after);
     with several, a problem names its file."""
     for source, form in sources:
-        stream = _open_log(source)
+        stream = open_log(source)
         unit = f"{source}: line" if len(sources) > 1 else "line"
         try:
-            yield from _records(stream, form, problems, quiet=quiet, unit=unit)
+            yield from log_records(stream, form, problems, quiet=quiet, unit=unit)
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
 
 
-def _open_log(source: str) -> BinaryIO:
+def open_log(source: str) -> BinaryIO:
+    """The crawl log to read: a file opened, or stdin's bytes for ``-``."""
     if source == "-":
         return sys.stdin.buffer
     try:
@@ -260,7 +261,7 @@ def _open_log(source: str) -> BinaryIO:
         raise UsageError(f"cannot read {source}: {exc.strerror}") from exc
 
 
-def _records(
+def log_records(
     stream: BinaryIO, form: str, problems: Counter[str], *, quiet: bool, unit: str = "line"
 ) -> Iterable[FetchRecord]:
     """The log's records; each malformed line is named on stderr as it is met."""

@@ -69,13 +69,17 @@ class FileContent:
     again when the server says it has not changed (a 304): ``problems`` found reading it
     (its format, a cut, locs refused: ``(code, detail)``), an index's ``children`` as
     written (``(loc, lastmod text or None)``, the ones it may list), and the counts of
-    entries without a URL and of URLs already listed.
+    entries without a URL and of URLs already listed. ``repeated`` names the first of
+    those (at most ``auditor.walker.pages.REPEATED_MAX``), in the file's order: the
+    inventory gives each to the file that listed it first, so coverage tells which other
+    sub-sitemaps list it too.
     """
 
     problems: tuple[tuple[str, str], ...] = ()
     children: tuple[tuple[str, str | None], ...] = ()
     without_loc: int = 0
     duplicates: int = 0
+    repeated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -366,7 +366,7 @@ def _apply(
         row = CrawlLogRow(record.url, sitemap, record.fetched_at, record.status,
                           record.content_hash, lastmod, None, None, None, None)  # fmt: skip
         return state, row
-    copy = _copy_of(record, page)
+    copy = {**_copy_of(record, page), **_indexing(record, page)}
     changed = _changed(record, before, copy, body_changed)
     advanced = _advanced(before, lastmod, precision)
     interval = _interval(before, record)
@@ -446,15 +446,44 @@ def _days(span: timedelta) -> float:
 
 
 def _failed(record: FetchRecord, before: CrawlState | None, sitemap: str | None) -> CrawlState:
+    """The state after a failed fetch: the copy kept, a failure counted, and where a
+    redirect led."""
+    target = _redirect_target(record)
     if before is None:
-        return CrawlState(record.url, sitemap, record.fetched_at, record.status, 1)
+        return CrawlState(
+            record.url, sitemap, record.fetched_at, record.status, 1, redirect_to=target
+        )
     return replace(
         before,
         sitemap=sitemap,
         fetched_at=record.fetched_at,
         status=record.status,
         failures=before.failures + 1,
+        redirect_to=target,
     )
+
+
+def _redirect_target(record: FetchRecord) -> str | None:
+    """The absolute URL a 3xx record's ``Location`` names, or None."""
+    if record.status is None or not 300 <= record.status < 400 or record.status == 304:
+        return None
+    from auditor.evidence.indexing import header_value, resolved
+
+    return resolved(header_value(record.headers, "location"), record.url)
+
+
+def _indexing(record: FetchRecord, page: PageEvidence | None) -> dict[str, Any]:
+    """What a good fetch's copy says of its indexing: read from its page, else from its
+    headers alone (a fetch without body)."""
+    if page is not None:
+        return {"noindex": page.noindex, "canonical": page.canonical}
+    from auditor.evidence.indexing import canonical_of, noindex_of
+
+    headers = record.headers
+    return {
+        "noindex": noindex_of(headers, None),
+        "canonical": canonical_of(headers, None, record.url),
+    }
 
 
 def _copy_of(record: FetchRecord, page: PageEvidence | None) -> dict[str, Any]:
@@ -478,6 +507,8 @@ def _kept_copy(before: CrawlState) -> dict[str, Any]:
         "fp_exact": before.fp_exact,
         "fp_simhash": before.fp_simhash,
         "fp_blocks": before.fp_blocks,
+        "noindex": before.noindex,
+        "canonical": before.canonical,
     }
 
 

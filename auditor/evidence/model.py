@@ -84,7 +84,10 @@ class PageEvidence:
     ``error`` is a reason code (``http-error``, ``timeout``, ``not-html``, ``robots``,
     ``too-many-redirects``, ``redirect``...) with ``error_detail`` in words.
     ``notes`` name oddities that do not stop the reading (``modified-before-published``,
-    ``date-modified-in-future``, ``html-cut-for-parsing``...).
+    ``date-modified-in-future``, ``html-cut-for-parsing``...). ``noindex`` says where the
+    page asks not to be indexed (``meta``, ``header``; None: it does not) and
+    ``canonical`` is the absolute URL it names as canonical, if any
+    (:mod:`auditor.evidence.indexing`).
     """
 
     url: str
@@ -102,6 +105,8 @@ class PageEvidence:
     truncated: bool = False
     error: str | None = None
     error_detail: str | None = None
+    noindex: str | None = None
+    canonical: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -130,4 +135,6 @@ class PageEvidence:
             "truncated": self.truncated,
             "error": self.error,
             "error_detail": self.error_detail,
+            "noindex": self.noindex,
+            "canonical": self.canonical,
         }

@@ -16,6 +16,7 @@ from w3lib.encoding import html_to_unicode
 
 from auditor.evidence.credibility import judge_date_modified, modified_before_published
 from auditor.evidence.fingerprint import fingerprint_tree
+from auditor.evidence.indexing import canonical_of, noindex_of
 from auditor.evidence.model import DatedValue, PageEvidence
 from auditor.evidence.structured import read_structured
 from auditor.walker.dates import parse_rfc822
@@ -53,10 +54,12 @@ def read_page(
     """What the page says about its own changes: dates, HTTP validators, fingerprints.
 
     ``headers`` are the response's (any case); ``fetched_at`` aware UTC. A non-2xx status
-    or a non-HTML content type gives a page with ``error`` set and nothing parsed.
+    or a non-HTML content type gives a page with ``error`` set and nothing parsed (but
+    what its headers say of indexing: ``X-Robots-Tag``, a canonical ``Link``).
     """
     head = {k.lower(): v for k, v in headers.items()}
     content_type = head.get("content-type")
+    page_url = final_url or url
     base = PageEvidence(
         url=url,
         final_url=final_url or url,
@@ -67,6 +70,8 @@ def read_page(
         etag=head.get("etag"),
         content_type=content_type,
         truncated=truncated,
+        noindex=noindex_of(head, None),
+        canonical=canonical_of(head, None, page_url),
     )
     failure = _refusal(status, content_type, html)
     if failure is not None:
@@ -91,15 +96,29 @@ def read_page(
         date_published=published,
         fingerprint=fingerprint_tree(tree, structured.items),
         notes=tuple(notes),
+        noindex=noindex_of(head, tree),
+        canonical=canonical_of(head, tree, page_url),
     )
 
 
 def failed_page(
-    url: str, error: str, detail: str, *, fetched_at: datetime, status: int | None = None
+    url: str,
+    error: str,
+    detail: str,
+    *,
+    fetched_at: datetime,
+    status: int | None = None,
+    final_url: str | None = None,
 ) -> PageEvidence:
-    """A page that could not be read, as a value (``error`` is a reason code)."""
+    """A page that could not be read, as a value (``error`` is a reason code;
+    ``final_url`` where the redirects followed led, when known)."""
     return PageEvidence(
-        url=url, fetched_at=fetched_at, status=status, error=error, error_detail=detail
+        url=url,
+        fetched_at=fetched_at,
+        final_url=final_url,
+        status=status,
+        error=error,
+        error_detail=detail,
     )
 
 

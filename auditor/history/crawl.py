@@ -33,6 +33,7 @@ from auditor.history.rows import signed64, unsigned64
 __all__ = [
     "CRAWL_LOG",
     "DATED_CHANGES",
+    "INDEXING",
     "LOG_KEEP_DAYS",
     "CrawlCounts",
     "CrawlLogRow",
@@ -78,6 +79,19 @@ DATED_CHANGES = (
     "ALTER TABLE crawl_state ADD COLUMN dated_days REAL NOT NULL DEFAULT 0",
 )
 
+#: What a fetched page said of its indexing, for coverage checks (``auditor coverage``):
+#: each URL's copy's ``noindex`` and ``canonical`` and where its last fetch redirected
+#: (``crawl_state``), and each sampled page's ``final_url``, ``noindex`` and ``canonical``
+#: (``pages``). Old rows read as None: not known.
+INDEXING = (
+    "ALTER TABLE crawl_state ADD COLUMN noindex TEXT",
+    "ALTER TABLE crawl_state ADD COLUMN canonical TEXT",
+    "ALTER TABLE crawl_state ADD COLUMN redirect_to TEXT",
+    "ALTER TABLE pages ADD COLUMN final_url TEXT",
+    "ALTER TABLE pages ADD COLUMN noindex TEXT",
+    "ALTER TABLE pages ADD COLUMN canonical TEXT",
+)
+
 
 @dataclass(frozen=True)
 class CrawlState:
@@ -102,6 +116,11 @@ class CrawlState:
     #: dated by it, and the days of exposure they cover (:mod:`auditor.planner.rates`).
     dated_changes: int = 0
     dated_days: float = 0.0
+    #: What the copy said of its indexing (``meta``, ``header``; its canonical URL), and
+    #: where the last fetch redirected (a 3xx's ``Location``): None when not known.
+    noindex: str | None = None
+    canonical: str | None = None
+    redirect_to: str | None = None
 
     def row(self, site_id: int) -> tuple[Any, ...]:
         """The ``crawl_state`` values, ``site_id`` first."""

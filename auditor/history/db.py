@@ -23,7 +23,7 @@ from pathlib import Path
 
 from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
-from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES
+from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES, INDEXING
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
 from auditor.history.views import SEGMENT_GROUPS, SEGMENT_PRECISION, TEAM_HISTORY
@@ -135,6 +135,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006-crawl-log", CRAWL_LOG),
     Migration("0007-dated-changes", DATED_CHANGES),
     Migration("0008-segment-groups", SEGMENT_GROUPS),
+    Migration("0009-indexing", INDEXING),
 )
 
 

@@ -119,6 +119,7 @@ def _content_json(content: FileContent | None) -> str | None:
             "children": [list(pair) for pair in content.children],
             "without_loc": content.without_loc,
             "duplicates": content.duplicates,
+            "repeated": list(content.repeated),
         }
     )
 
@@ -132,6 +133,9 @@ def _content_of(text: str | None) -> FileContent | None:
         children=tuple((str(loc), raw) for loc, raw in data["children"]),
         without_loc=int(data["without_loc"]),
         duplicates=int(data["duplicates"]),
+        repeated=tuple(
+            str(loc) for loc in data.get("repeated", ())
+        ),  # absent in files saved before coverage
     )
 
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,7 +47,15 @@ from auditor.history.written import VERBATIM, decode_written, encode_written
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FULL_STATE_COLUMNS", "STATE_COLUMNS", "STATE_VERSION", "decode_state", "encode_state"]
+__all__ = [
+    "FULL_STATE_COLUMNS",
+    "STATE_COLUMNS",
+    "STATE_VERSION",
+    "StateLocs",
+    "decode_state",
+    "encode_state",
+    "state_locs",
+]
 
 STATE_VERSION = 2
 _READABLE_VERSIONS = frozenset({1, STATE_VERSION})
@@ -225,6 +235,16 @@ def _unshuffle(data: bytes, n: int) -> np.ndarray:
 
 def _split(blob: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The header and the decompressed sections; HistoryError when the blob is unusable."""
+    header, spans = _spans(blob)
+    try:
+        sections = {name: zlib.decompress(blob[a:b]) for name, (a, b) in spans.items()}
+    except zlib.error as exc:
+        raise HistoryError(f"url_state: damaged blob ({exc})") from exc
+    return header, sections
+
+
+def _spans(blob: bytes) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+    """The header and where each compressed section lies (start, end)."""
     try:
         version, size = _HEADER_SIZE.unpack_from(blob)
         if version not in _READABLE_VERSIONS:
@@ -232,10 +252,76 @@ def _split(blob: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
         start = _HEADER_SIZE.size
         header = json.loads(blob[start : start + size])
         names = _sections(header.get("raw_format"), bool(header.get("news")))
-        offset, sections = start + size, {}
+        offset, spans = start + size, {}
         for name, length in zip(names, header["sections"], strict=True):
-            sections[name] = zlib.decompress(blob[offset : offset + length])
-            offset += length
-    except (struct.error, ValueError, KeyError, TypeError, zlib.error) as exc:
+            spans[name] = (offset, offset + int(length))
+            offset += int(length)
+    except (struct.error, ValueError, KeyError, TypeError) as exc:
         raise HistoryError(f"url_state: damaged blob ({exc})") from exc
-    return header, sections
+    return header, spans
+
+
+@dataclass(frozen=True)
+class StateLocs:
+    """The locs of a ``url_state`` blob and each one's sub-sitemap, without a DataFrame:
+    the sub-sitemaps as codes (int32, -1 for none) into ``sitemaps``, the locs read in
+    batches, decompressed as they go (a million take a few MB at a time, not a hundred)."""
+
+    blob: bytes
+    urls: int
+    sitemaps: list[str]
+    sitemap_codes: np.ndarray
+    loc_format: str
+    loc_span: tuple[int, int]
+
+    def batches(self, size: int = 65_536) -> Iterator[list[str]]:
+        """The locs in inventory order, about ``size`` at a time."""
+        if self.loc_format != "lines":  # a loc holds a line break: the whole JSON list
+            locs = _decode_locs(self.loc_format, zlib.decompress(self._locs()), self.urls)
+            for start in range(0, len(locs), size):
+                yield locs[start : start + size]
+            return
+        yield from _line_batches(self._locs(), self.urls, size)
+
+    def _locs(self) -> bytes:
+        start, end = self.loc_span
+        return self.blob[start:end]
+
+
+def state_locs(blob: bytes) -> StateLocs:
+    """The :class:`StateLocs` of a blob made by :func:`encode_state`."""
+    header, spans = _spans(blob)
+    start, end = spans["sitemap"]
+    try:
+        codes = np.frombuffer(zlib.decompress(blob[start:end]), dtype="<i4")
+    except zlib.error as exc:
+        raise HistoryError(f"url_state: damaged blob ({exc})") from exc
+    n = int(header["urls"])
+    if codes.size != n:
+        raise HistoryError(f"url_state: {codes.size} sitemap codes for {n} URLs")
+    names = [str(name) for name in header["sitemaps"]]
+    return StateLocs(blob, n, names, codes, str(header["loc_format"]), spans["loc"])
+
+
+def _line_batches(packed: bytes, n: int, size: int) -> Iterator[list[str]]:
+    """The lines of a zlib stream of ``n`` locs joined by line breaks, in batches."""
+    inflate = zlib.decompressobj()
+    rest, count, batch = b"", 0, []
+    try:
+        for start in range(0, len(packed), 1 << 18):
+            data = rest + inflate.decompress(packed[start : start + (1 << 18)])
+            *lines, rest = data.split(b"\n")
+            batch += [line.decode("utf-8", "surrogatepass") for line in lines]
+            if len(batch) >= size:
+                count += len(batch)
+                yield batch
+                batch = []
+        rest += inflate.flush()
+    except zlib.error as exc:
+        raise HistoryError(f"url_state: damaged blob ({exc})") from exc
+    if n:
+        batch.append(rest.decode("utf-8", "surrogatepass"))
+    if count + len(batch) != n:
+        raise HistoryError(f"url_state: {count + len(batch)} locs where the header says {n}")
+    if batch:
+        yield batch

@@ -368,6 +368,16 @@ class History:
     ) -> tuple[datetime, list[dict[str, Any]], pd.DataFrame] | None:
         """The freshest walk of ``site``: its latest run's or a later plan's; as (when,
         its sitemap files as dicts, its entries), or None for a site never audited."""
+        found = self.current_inventory_blob(site)
+        if found is None:
+            return None
+        return found[0], found[1], decode_state(found[2])
+
+    def current_inventory_blob(
+        self, site: str
+    ) -> tuple[datetime, list[dict[str, Any]], bytes] | None:
+        """:meth:`current_inventory` with its entries still encoded (a ``url_state``
+        blob: :func:`~auditor.history.state.state_locs` reads its locs without a frame)."""
         latest = self.latest_run(site)
         if latest is None:
             return None
@@ -378,11 +388,14 @@ class History:
         )
         if rows and instant(rows[0][0]) > latest.started_at:
             files = [file_dict(row) for row in crawl.files_of_json(rows[0][1])]
-            return instant(rows[0][0]), files, decode_state(bytes(rows[0][2]))
-        entries = self.latest_entries(site)
-        if entries is None:
+            return instant(rows[0][0]), files, bytes(rows[0][2])
+        state = self._all(
+            "SELECT u.data FROM url_state u JOIN sites s ON s.id = u.site_id WHERE s.origin = ?",
+            (site,),
+        )
+        if not state:
             return None
-        return latest.started_at, self.sitemap_files(latest.run_id), entries
+        return latest.started_at, self.sitemap_files(latest.run_id), bytes(state[0][0])
 
 
 def _numbered(run_id: int, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

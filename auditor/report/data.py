@@ -45,6 +45,8 @@ class ReportData:
     pages: list[PageObservation]  # the latest run's sample
     entries: pd.DataFrame | None  # the latest inventory (loc, lastmod, precision, sitemap)
     previous_pages: list[PageObservation] = field(default_factory=list)  # the run before's
+    #: The coverage check against the history's crawl record (``auditor coverage --json``)
+    coverage: dict[str, Any] | None = None
 
 
 def load_report_data(history: History, site: str) -> ReportData:
@@ -62,7 +64,19 @@ def load_report_data(history: History, site: str) -> ReportData:
         pages=history.pages(int(latest["run_id"])),
         entries=history.latest_entries(site),
         previous_pages=history.pages(int(before["run_id"])) if before else [],
+        coverage=_coverage(history, site),
     )
+
+
+def _coverage(history: History, site: str) -> dict[str, Any] | None:
+    """The site's coverage check against the history's crawl record, or None without an
+    inventory."""
+    from auditor.coverage import check_coverage
+
+    try:
+        return check_coverage(history, site).to_dict()
+    except ValueError:
+        return None
 
 
 def page_evidence(pages: list[PageObservation], previous: list[PageObservation]) -> dict[str, str]:

@@ -12,9 +12,15 @@ from auditor.report import EXPORT_FORMATS
 if TYPE_CHECKING:
     from auditor.history import History
 
-__all__ = ["EXPORT_FORMATS", "EXPORT_TABLES", "export_tables", "neutralise_formulas"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "EXPORT_TABLES",
+    "coverage_tables",
+    "export_tables",
+    "neutralise_formulas",
+]
 
-EXPORT_TABLES = ("sites", "runs", "segments", "pages")
+EXPORT_TABLES = ("sites", "runs", "segments", "pages", "coverage", "coverage_findings")
 _FORMULA_STARTS = ("=", "+", "-", "@")
 
 
@@ -36,14 +42,16 @@ _SUFFIXES = {"json": "jsonl"}
 
 
 def export_tables(history: History, fmt: str, folder: Path) -> list[Path]:
-    """Write sites, runs, segments (sub-sitemap verdicts) and pages (page observations)
-    to ``folder`` in ``fmt``; returns the files written."""
+    """Write sites, runs, segments (sub-sitemap verdicts), pages (page observations) and
+    each site's coverage (per sub-sitemap, and finding by finding) to ``folder`` in
+    ``fmt``; returns the files written."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     folder.mkdir(parents=True, exist_ok=True)
     written = []
+    tables = coverage_tables(history)
     for name in EXPORT_TABLES:
-        frame = history.table(name)
+        frame = tables[name] if name in tables else history.table(name)
         path = folder / f"{name}.{_SUFFIXES.get(fmt, fmt)}"
         if fmt == "csv":
             neutralise_formulas(frame).to_csv(path, index=False)
@@ -53,3 +61,32 @@ def export_tables(history: History, fmt: str, folder: Path) -> list[Path]:
             frame.to_json(path, orient="records", lines=True, date_format="iso", force_ascii=False)
         written.append(path)
     return written
+
+
+#: The columns of the coverage tables (an empty table keeps them).
+COVERAGE_COLUMNS = (
+    "site", "sitemap", "urls", "crawled", "not_crawled", "in_several_sitemaps", "redirect",
+    "client_error", "server_error", "noindex", "canonical_elsewhere", "walked_at",
+)  # fmt: skip
+FINDING_COLUMNS = ("site", "sitemap", "finding", "url", "detail", "source")
+
+
+def coverage_tables(history: History) -> dict[str, pd.DataFrame]:
+    """Every site's coverage against the history's crawl record: ``coverage``, one row
+    per sub-sitemap (its counts), and ``coverage_findings``, one row per URL and finding
+    (every one but never-crawled URLs, which are counted)."""
+    from auditor.coverage import check_coverage
+
+    counts: list[dict[str, object]] = []
+    findings: list[dict[str, object]] = []
+    for site in history.sites():
+        try:
+            result = check_coverage(history, site.origin, limit=None)
+        except ValueError:  # no inventory kept
+            continue
+        counts += result.sitemap_rows()
+        findings += result.finding_rows()
+    return {
+        "coverage": pd.DataFrame(counts, columns=list(COVERAGE_COLUMNS)),
+        "coverage_findings": pd.DataFrame(findings, columns=list(FINDING_COLUMNS)),
+    }

@@ -28,6 +28,17 @@ from auditor.terminal import plain_verdict
 
 __all__ = ["advice", "render_site", "site_slug", "write_site_report"]
 
+#: The coverage table's columns: finding code and heading.
+COVERAGE_COLUMNS = (
+    ("not-crawled", "never crawled"),
+    ("in-several-sitemaps", "in several sub-sitemaps"),
+    ("redirect", "redirect"),
+    ("client-error", "4xx"),
+    ("server-error", "5xx"),
+    ("noindex", "noindex"),
+    ("canonical-elsewhere", "canonical elsewhere"),
+)
+
 #: When nothing says how often pages change, re-fetch this often (days).
 DEFAULT_REFETCH_DAYS = 7
 MAX_REFETCH_DAYS = 30
@@ -111,6 +122,8 @@ def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:
             runs=data.runs,
             pages=data.pages,
             evidence=page_evidence(data.pages, data.previous_pages),
+            coverage=data.coverage,
+            coverage_columns=COVERAGE_COLUMNS,
             charts=chart_list,
             generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
             version=__version__,

@@ -160,6 +160,7 @@ def evidence_of(page: FetchedPage, *, rdfa: bool = False) -> PageEvidence:
             detail,
             fetched_at=page.fetched_at,
             status=page.status,
+            final_url=page.final_url,
         )
     return read_page(
         page.body,

@@ -336,6 +336,10 @@ class PageObservation:
     template_changed: bool | None = None  # its template or page frame differed
     template_regions: str | None = None  # where, comma-separated: "footer, sidebar"
     change_method: str | None = None  # "blocks", or "exact" (whole-text hash, older fetches)
+    # What the page said of its indexing (auditor.evidence.indexing; None in older rows):
+    final_url: str | None = None  # after the redirects followed
+    noindex: str | None = None  # where it said noindex: "meta", "header"
+    canonical: str | None = None  # the canonical URL it named (absolute)
 
     @property
     def ok(self) -> bool:
@@ -370,6 +374,9 @@ class PageObservation:
             fp_structured=fp.structured if fp else None,
             truncated=evidence.truncated,
             fp_blocks=(fp.blocks or None) if fp else None,
+            final_url=evidence.final_url,
+            noindex=evidence.noindex,
+            canonical=evidence.canonical,
         )
 
 

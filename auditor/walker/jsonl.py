@@ -226,6 +226,8 @@ class JsonlLines:
             if not add_seen(hash(loc)):
                 tally.duplicates += 1
                 tally.first_duplicate = tally.first_duplicate or loc
+                if len(tally.repeated) < _pages.REPEATED_MAX:
+                    tally.repeated.append(loc)
                 continue
             if news_raw:  # a news sitemap: the general way
                 emit(jsonl_line(pages.entry(loc, raw, news_raw, sitemap, kind, tally)))

@@ -23,12 +23,16 @@ from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
 from auditor.walker.seen import SeenUrls
 
-__all__ = ["DATE_CACHE_SIZE", "PageMaker", "Pages", "Tally"]
+__all__ = ["DATE_CACHE_SIZE", "REPEATED_MAX", "PageMaker", "Pages", "Tally"]
 
 T = TypeVar("T")
 
 #: Distinct lastmod texts remembered per syntax; a cache is emptied when full.
 DATE_CACHE_SIZE = 16_384
+#: The already-listed URLs a file keeps by name (``Tally.repeated``), at most: enough for
+#: coverage to tell which other sub-sitemaps listed them, and give examples; the count
+#: (``duplicates``) is exact whatever it is.
+REPEATED_MAX = 1_000
 _new_entry = tuple.__new__  # SitemapEntry(...) without the NamedTuple's Python-level __new__
 _first = itemgetter(0)
 
@@ -41,6 +45,8 @@ class Tally:
     emitted: int = 0
     duplicates: int = 0
     first_duplicate: str = ""
+    #: The first :data:`REPEATED_MAX` URLs already listed (in this file or before).
+    repeated: list[str] = field(default_factory=list)
     invalid: int = 0
     first_invalid: str = ""
     without_loc: int = 0
@@ -86,6 +92,8 @@ class Pages:
             if not add(hash(loc)):
                 tally.duplicates += 1
                 tally.first_duplicate = tally.first_duplicate or loc
+                if len(tally.repeated) < REPEATED_MAX:
+                    tally.repeated.append(loc)
                 continue
             news = self._news_date(news_raw) if news_raw else None
             if not raw:

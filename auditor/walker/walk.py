@@ -260,7 +260,13 @@ class Walk:
             self._problem(item.url, code, detail)
         problems = [*problems, *self._refusals(item, judge)]
         self._tally_problems(item, reader.kind, tally)
-        content = FileContent(tuple(problems), tuple(children), tally.without_loc, tally.duplicates)
+        content = FileContent(
+            tuple(problems),
+            tuple(children),
+            tally.without_loc,
+            tally.duplicates,
+            tuple(tally.repeated),
+        )
         self.files.append(self._file_record(item, opened, reader.kind, tally, content))
         _log.info(
             "read %s: %s, %s entries, %s URLs kept, %s bytes%s",
@@ -293,7 +299,13 @@ class Walk:
             self._problem(item.url, code, detail)
         problems = [*content.problems, *self._refusals(item, judge)]
         self._tally_problems(item, kind, tally)
-        content = FileContent(tuple(problems), tuple(children), tally.without_loc, tally.duplicates)
+        content = FileContent(
+            tuple(problems),
+            tuple(children),
+            tally.without_loc,
+            tally.duplicates,
+            tuple(tally.repeated),
+        )
         record = self._file_record(item, opened, kind, tally, content)
         self.files.append(replace(record, gzipped=previous.gzipped, reused=True))
         _log.info(

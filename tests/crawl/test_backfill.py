@@ -81,4 +81,4 @@ def test_a_backfilled_warc_gives_the_next_audit_weeks_of_evidence(db_url, capsys
 
 def test_backfill_needs_a_warc_file(db_url, capsys):
     assert main(["crawled", "--from", "-", "--format", "warc", "--backfill", "--db", db_url]) == 2
-    assert "--backfill reads a WARC file" in capsys.readouterr().err
+    assert "--backfill reads one WARC file" in capsys.readouterr().err

@@ -21,9 +21,10 @@ def test_every_table_in_every_format(audited, tmp_path, fmt):
 
     suffix = {"json": "jsonl"}.get(fmt, fmt)  # JSON exports are JSON Lines, named so
     assert [p.name for p in paths] == [
-        f"{n}.{suffix}" for n in ("sites", "runs", "segments", "pages")
+        f"{n}.{suffix}"
+        for n in ("sites", "runs", "segments", "pages", "coverage", "coverage_findings")
     ]
-    for path in paths:
+    for path in paths[:4]:
         name = path.stem
         if fmt == "csv":
             frame = pd.read_csv(path)
@@ -58,6 +59,10 @@ def test_export_command(audited, tmp_path, capsys):
         "runs.jsonl",
         "segments.jsonl",
         "pages.jsonl",
+        "coverage.jsonl",
+        "coverage_findings.jsonl",
     ]
+    coverage = [json.loads(line) for line in (tmp_path / "coverage.jsonl").read_text().splitlines()]
+    assert coverage and {"sitemap", "urls", "crawled", "not_crawled", "noindex"} <= set(coverage[0])
     first = json.loads((tmp_path / "pages.jsonl").read_text().splitlines()[0])
     assert {"loc", "sitemap", "stratum"} <= set(first)
