@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("scrapy")
 
 from auditor.audit import audit_site
+from auditor.coverage import check_coverage
 from auditor.crawl.record import record_fetches
 from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
@@ -227,4 +228,6 @@ def test_any_spider_is_held_to_the_plan_and_failures_are_recorded(tmp_path):
     with History.open(db) as history:
         site_id = history.site_ids()[server.origin]
         gone = history.crawl_states(site_id, [server.origin + "/gone"])
+        coverage = check_coverage(history, server.origin)
     assert gone[server.origin + "/gone"].status == 404
+    assert coverage.orphans == 1 and coverage.crawled == len(site.pages)  # the crawl, seen
