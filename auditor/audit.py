@@ -11,6 +11,7 @@ history lives.
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -200,7 +201,8 @@ def run_audit(
     observations = [_observe(page, evidence, shift) for page, evidence in run.pages]
     # each page with its change since the previous run, if it was read then too
     observations = compare_pages(observations, inputs.previous_pages)
-    result = score(replace(inputs, pages=observations))
+    walls = Counter(e.error_detail or "" for _, e in run.pages if e.error == "blocked")
+    result = score(replace(inputs, pages=observations, walls=walls))
     problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
     seed = _seed(site, previous.runs_so_far, options.seed)
     result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems, seed=seed)

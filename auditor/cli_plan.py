@@ -203,7 +203,8 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
         print(
             f"recorded {summary.recorded:,} fetches of {len(summary.sites)} sites "
             f"({summary.changed:,} changed, {summary.unchanged:,} unchanged, "
-            f"{summary.unknown_change:,} not comparable, {summary.failed:,} failed); "
+            f"{summary.unknown_change:,} not comparable, {summary.failed:,} failed"
+            f"{f', {summary.blocked:,} of them bot walls' if summary.blocked else ''}); "
             f"{summary.unknown_site:,} of no audited site ignored, "
             f"{summary.already_recorded:,} already recorded, {malformed:,} malformed"
         )

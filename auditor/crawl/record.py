@@ -60,7 +60,8 @@ class CrawlSummary:
     unknown_site: int = 0  # URLs of no audited site: counted and ignored
     already_recorded: int = 0  # at or before the URL's last recorded fetch: skipped
     not_listed: int = 0  # recorded, but in no sitemap of its site: no evidence
-    failed: int = 0  # recorded fetches that failed (no answer, status >= 400)
+    failed: int = 0  # recorded fetches that failed (no answer, status >= 400, a bot wall)
+    blocked: int = 0  # of the failed, those answered with a bot wall (auditor.http.walls)
     changed: int = 0  # recorded fetches whose content changed since the previous good one
     unchanged: int = 0
     unknown_change: int = 0  # good fetches whose change could not be told
@@ -74,6 +75,7 @@ class CrawlSummary:
             "already_recorded": self.already_recorded,
             "not_listed": self.not_listed,
             "failed": self.failed,
+            "blocked": self.blocked,
             "changed": self.changed,
             "unchanged": self.unchanged,
             "unknown_change": self.unknown_change,
@@ -229,15 +231,16 @@ class _Recorder:
             return
         recorded_at = self.now or datetime.now(UTC)
         self.history.save_fetches(site_id, list(judged.states.values()), judged.log, recorded_at)
-        self._count(origin, judged.log, listing)
+        self._count(origin, judged, listing)
 
-    def _count(self, origin: str, log: list[CrawlLogRow], listing: Mapping[str, Listed]) -> None:
-        s = self.summary
+    def _count(self, origin: str, judged: _Judged, listing: Mapping[str, Listed]) -> None:
+        s, log = self.summary, judged.log
         s.recorded += len(log)
         s.sites[origin] = s.sites.get(origin, 0) + len(log)
-        for row in log:
+        s.blocked += len(judged.blocked)
+        for i, row in enumerate(log):
             s.not_listed += row.loc not in listing
-            if not _good(row.status):
+            if not _good(row.status) or i in judged.blocked:
                 s.failed += 1
             elif row.content_changed is None:
                 s.unknown_change += 1
@@ -276,6 +279,7 @@ class _Judged:
 
     states: dict[str, CrawlState]
     log: list[CrawlLogRow]
+    blocked: set[int] = field(default_factory=set)  # log rows answered with a bot wall
 
     @classmethod
     def of(
@@ -294,6 +298,8 @@ class _Judged:
                 continue  # the same URL twice in the batch at one instant
             listed = listing.get(record.url)
             page = evidence.get(id(record))
+            if page is not None and page.error == "blocked":
+                judged.blocked.add(len(judged.log))
             state, row = _apply(record, before, listed, page, changes.get(id(record)))
             judged.states[record.url] = state
             judged.log.append(row)
@@ -361,8 +367,8 @@ def _apply(
     sitemap = listed.sitemap if listed else (before.sitemap if before else None)
     lastmod = listed.lastmod if listed else None
     precision = listed.precision if listed else None
-    if not _good(record.status):
-        state = _failed(record, before, sitemap)
+    if not _good(record.status) or (page is not None and page.error == "blocked"):
+        state = _failed(record, before, sitemap)  # a wall is no copy: the one kept stays
         row = CrawlLogRow(record.url, sitemap, record.fetched_at, record.status,
                           record.content_hash, lastmod, None, None, None, None)  # fmt: skip
         return state, row

@@ -19,6 +19,7 @@ from auditor.evidence.fingerprint import fingerprint_tree
 from auditor.evidence.indexing import canonical_of, noindex_of
 from auditor.evidence.model import DatedValue, PageEvidence
 from auditor.evidence.structured import read_structured
+from auditor.http.walls import WALL_PROBE_BYTES, wall_of
 from auditor.walker.dates import parse_rfc822
 
 __all__ = [
@@ -53,9 +54,10 @@ def read_page(
 ) -> PageEvidence:
     """What the page says about its own changes: dates, HTTP validators, fingerprints.
 
-    ``headers`` are the response's (any case); ``fetched_at`` aware UTC. A non-2xx status
-    or a non-HTML content type gives a page with ``error`` set and nothing parsed (but
-    what its headers say of indexing: ``X-Robots-Tag``, a canonical ``Link``).
+    ``headers`` are the response's (any case); ``fetched_at`` aware UTC. A bot wall
+    (``blocked``, :mod:`auditor.http.walls`), a non-2xx status or a non-HTML content type
+    gives a page with ``error`` set and nothing parsed (but what its headers say of
+    indexing: ``X-Robots-Tag``, a canonical ``Link``).
     """
     head = {k.lower(): v for k, v in headers.items()}
     content_type = head.get("content-type")
@@ -73,7 +75,7 @@ def read_page(
         noindex=noindex_of(head, None),
         canonical=canonical_of(head, None, page_url),
     )
-    failure = _refusal(status, content_type, html)
+    failure = _refusal(status, head, html)
     if failure is not None:
         return replace(base, error=failure[0], error_detail=failure[1])
     notes: list[str] = []
@@ -133,7 +135,11 @@ def parse_html(html: bytes, content_type: str | None = None) -> etree._Element:
         return lxml.html.document_fromstring(b"<html><body></body></html>", parser=parser)
 
 
-def _refusal(status: int, content_type: str | None, html: bytes) -> tuple[str, str] | None:
+def _refusal(status: int, headers: Mapping[str, str], html: bytes) -> tuple[str, str] | None:
+    wall = wall_of(status, headers, html[:WALL_PROBE_BYTES])
+    if wall is not None:  # a bot wall is no page, whatever its status
+        return "blocked", wall.detail()
+    content_type = headers.get("content-type")
     if not 200 <= status < 300:
         return "http-error", f"HTTP {status}"
     media = (content_type or "").split(";", 1)[0].strip().lower()

@@ -2,8 +2,9 @@
 
 A page that cannot be used is still a value: a :class:`FetchedPage` whose
 ``error`` names why (``robots``, ``off-site``, ``not-http``, ``not-html``,
-``http-error``, ``timeout``, ``redirect``, ``too-many-redirects``; never asked
-for once sampling stopped: ``overloaded``, ``time-budget``).
+``blocked`` (a bot wall, :mod:`auditor.http.walls`), ``http-error``, ``timeout``,
+``redirect``, ``too-many-redirects``; never asked for once sampling stopped:
+``overloaded``, ``time-budget``).
 
 The site is one origin (scheme, host and port, as the walker's): a page elsewhere
 is ``off-site``, never requested. robots.txt is asked about every URL of a
@@ -21,6 +22,7 @@ from urllib.parse import urlsplit
 from auditor.evidence import PAGE_MAX_BYTES, PageEvidence, failed_page, read_page
 from auditor.evidence.page import HTML_TYPES
 from auditor.http import FetchFailure, HttpClient, Response, retry_after_seconds, same_origin
+from auditor.http.walls import WALL_PROBE_BYTES, body_head, wall_of
 from auditor.sampler.pacing import OVERLOAD_LIMIT, HostPacer
 from auditor.sampler.robots import RobotsPolicy
 
@@ -117,7 +119,11 @@ class PageFetcher:
                     if isinstance(response, Response):
                         self.pacer.answered(host)
                     return read_response(url, response)
+                wall = wall_of(response.status, response.headers, body_head(response.body))
                 response.close()
+                if wall is not None:  # a challenge at 429/503 is a wall, not a busy host
+                    self.pacer.answered(host)
+                    return _failed(url, response, "blocked", wall.detail())
                 self.pacer.slow_down(host, retry_after_seconds(response.header("retry-after")))
                 answer = _failed(url, response, "http-error", f"HTTP {response.status}")
                 _log.info(
@@ -182,13 +188,19 @@ def read_response(url: str, response: Response | FetchFailure) -> FetchedPage:
         code = "robots" if response.code == "refused" else response.code
         return FetchedPage(url, at, response.status, error=code, detail=response.detail)
     if not response.ok:
+        wall = wall_of(response.status, response.headers, body_head(response.body))
         response.close()
+        if wall is not None:
+            return _failed(url, response, "blocked", wall.detail())
         return _failed(url, response, "http-error", f"HTTP {response.status}")
     kind = (response.header("content-type") or "").split(";")[0].strip().lower()
     if kind and kind not in HTML_TYPES:
         response.close()
         return _failed(url, response, "not-html", f"content type {kind}")
     body = b"".join(response.body)
+    wall = wall_of(response.status, response.headers, body[:WALL_PROBE_BYTES])
+    if wall is not None:
+        return _failed(url, response, "blocked", wall.detail())
     problem = response.body.problem
     if problem and problem[0] != "too-large":
         return _failed(url, response, problem[0], problem[1])

@@ -34,6 +34,7 @@ from auditor.scorer.verdict import (
     pooled_trust,
     recheck_days,
 )
+from auditor.scorer.walls import blocked_reason, condemned_without_pages, stopped_by_walls, walled
 from auditor.scorer.window import (
     PageFilter,
     PastRun,
@@ -71,6 +72,9 @@ class ScoreInputs:
     #: Each segment's verdict on the previous run, by segment key (a group new in this
     #: run takes its file's).
     previous_segments: Mapping[str, str] = field(default_factory=dict)
+    #: This run's bot walls: how many pages each kind answered (``Cloudflare challenge
+    #: page (HTTP 403)``: 12), for the ``blocked`` reason.
+    walls: Mapping[str, int] = field(default_factory=dict)
 
 
 def score(inputs: ScoreInputs) -> AuditResult:
@@ -84,6 +88,10 @@ def score(inputs: ScoreInputs) -> AuditResult:
         site.add(item.own)
     verdict = judge_site(segments) if inputs.readable else "inconclusive"
     reasons = _site_reasons(inputs, segments) + group_reasons(segments)
+    if inputs.readable and walled(site):
+        reasons.insert(0, blocked_reason(site, inputs.walls))
+        if not condemned_without_pages(segments):
+            verdict = "inconclusive"
     return AuditResult(
         site=inputs.site,
         started_at=inputs.started_at,
@@ -104,6 +112,11 @@ def sampling_status(inputs: ScoreInputs) -> dict[str, str]:
     """Each sub-sitemap's sampling status on the pages fetched so far (``inputs.pages``):
     ``condemned`` by its lastmod values alone, ``decided`` by its evidence, or ``open``."""
     segments, evidence = _judge(_keyed(inputs))
+    site = Tally()
+    for item in evidence.values():
+        site.add(item.own)
+    if stopped_by_walls(site):
+        return {v.key: "decided" for v in segments}
     by_key = {s.key: s for s in inputs.dispersion.segments}
     return {v.key: segment_status(v, by_key[v.key], evidence[v.key]) for v in segments}
 

@@ -49,6 +49,7 @@ REASON_CODES = frozenset(
         "unverified",
         "sitemap-unreadable",
         "groups-differ",
+        "blocked",
     }
 )
 

@@ -50,6 +50,7 @@ class Tally:
     skipped_robots: int = 0
     skipped_overloaded: int = 0  # not asked for: the host was given up (429/503)
     skipped_time_budget: int = 0  # not asked for: the sampling time budget was spent
+    blocked: int = 0  # asked for, and answered with a bot wall (auditor.http.walls)
     with_date_modified: int = 0  # credible ones, on pages with a lastmod
     agree: int = 0
     disagree: int = 0
@@ -81,7 +82,7 @@ class Tally:
             "requested", "fetched", "skipped_robots", "with_date_modified", "agree",
             "disagree", "render_time", "compared", "changed", "advanced", "both",
             "with_last_modified", "last_modified_agree", "skipped_overloaded",
-            "skipped_time_budget", "template_only", "published_agree", "ambiguous",
+            "skipped_time_budget", "template_only", "published_agree", "ambiguous", "blocked",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors_seconds += other.errors_seconds
@@ -158,6 +159,7 @@ def _count_fetch(tally: Tally, page: PageObservation) -> None:
         tally.skipped_time_budget += 1
     elif page.error not in ("off-site", "not-http"):
         tally.requested += 1
+        tally.blocked += page.error == "blocked"
     tally.fetched += page.ok
 
 

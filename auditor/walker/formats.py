@@ -20,9 +20,10 @@ the encoding), :mod:`~auditor.walker.feeds` (RSS and Atom bodies) and
 from __future__ import annotations
 
 import pyexpat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from auditor.http.body import prepend
+from auditor.http.walls import body_head, html_kind, wall_of
 from auditor.walker.fastxml import FastUrlset
 from auditor.walker.feeds import install_feed_handlers
 from auditor.walker.plaintext import TextSitemap
@@ -99,8 +100,18 @@ class SitemapReader:
     a sitemap) and ``problems`` lists ``(code, detail)`` pairs.
     """
 
-    def __init__(self, fast: bool | None = None) -> None:
+    def __init__(
+        self,
+        fast: bool | None = None,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.kind: str | None = None
+        self.status = status  # the response's, for naming an HTML page a bot wall
+        self.headers = headers or {}
+        #: True when the file was an HTML page: only its head was read, to name it.
+        self.html = False
         self.fast = FAST_PATH if fast is None else fast
         self.problems: list[tuple[str, str]] = []
         #: True when the only fault was that the input ended mid-document: the
@@ -120,12 +131,23 @@ class SitemapReader:
         rest = prepend(head, stream)
         probe = head[:PROBE_SIZE]  # decide on the same bytes however the file was chunked
         if HTML_START.match(probe):
-            self.problems.append(("not-a-sitemap", "root element html (an HTML page)"))
+            self.html = True
+            self.problems.append(self._html_problem(head + body_head(stream)))
             return
         if probe[:1] == b"<" or probe[:2] in UTF16_BOMS:
             yield from self._xml_batches(probe, rest)
         else:
             yield from self._text_batches(rest)
+
+    def _html_problem(self, head: bytes) -> tuple[str, str]:
+        """An HTML page where a sitemap should be: a bot wall (``blocked``), else which
+        page it is (a login, consent or error page), never parsed."""
+        wall = wall_of(self.status, self.headers, head)
+        if wall is not None:
+            return "blocked", wall.detail()
+        kind = html_kind(head)
+        page = f"an HTML {kind} page" if kind else "an HTML page"
+        return "not-a-sitemap", f"root element html ({page})"
 
     def _text_batches(self, chunks: Iterator[bytes]) -> Iterator[list[Record]]:
         text = TextSitemap(self.problems)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.http import FetchFailure, HttpClient
+from auditor.http.walls import body_head, wall_of
 from auditor.walker.discovery import ROBOTS_MAX_BYTES
 
 __all__ = ["RobotsFile", "fetch_robots_file", "robots_url"]
@@ -24,6 +25,8 @@ class RobotsFile:
     connection, a timeout, redirects without end or off the site); otherwise ``status``
     is the final answer's, and ``body`` its bytes when it was 2xx (capped at
     :data:`ROBOTS_MAX_BYTES`; ``body_problem`` says when the body was cut or broken).
+    ``wall`` names a bot wall answered instead (:mod:`auditor.http.walls`), whatever its
+    status: its body is then never read as rules.
     """
 
     url: str
@@ -32,6 +35,7 @@ class RobotsFile:
     body: bytes = b""
     failure: tuple[str, str] | None = None
     body_problem: tuple[str, str] | None = None
+    wall: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -51,7 +55,12 @@ def fetch_robots_file(client: HttpClient, site: str) -> RobotsFile:
     if isinstance(response, FetchFailure):
         return RobotsFile(url, response.status, failure=(response.code, response.detail))
     if not response.ok:
+        wall = wall_of(response.status, response.headers, body_head(response.body))
         response.close()
-        return RobotsFile(url, response.status, response.final_url)
+        detail = wall.detail() if wall else None
+        return RobotsFile(url, response.status, response.final_url, wall=detail)
     raw = b"".join(response.body)  # capped at ROBOTS_MAX_BYTES, as Google reads it
+    wall = wall_of(response.status, response.headers, raw)
+    if wall is not None:
+        return RobotsFile(url, response.status, response.final_url, wall=wall.detail())
     return RobotsFile(url, response.status, response.final_url, raw, None, response.body.problem)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import http.client
 import logging
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import chain
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from auditor.errors import UsageError
 from auditor.http import Body, FetchFailure, HttpClient, HttpOptions, read_local_file
+from auditor.http.walls import body_head, wall_of
 from auditor.models import FileContent, Problem, SitemapEntry, SitemapFile
 from auditor.walker.discovery import (
     Target,
@@ -80,6 +81,7 @@ class _Opened:
     last_modified_header: str | None = None
     etag: str | None = None
     reused: StoredFile | None = None  # a 304 answered the conditional request: read this
+    headers: Mapping[str, str] = field(default_factory=dict)  # the response's (walls)
 
 
 class Walk:
@@ -192,6 +194,9 @@ class Walk:
         assert self._client is not None
         robots = self.robots = fetch_robots_file(self._client, site)
         url = robots.url
+        if robots.wall is not None:
+            self._problem(url, "blocked", f"robots.txt: {robots.wall}")
+            return []
         if robots.failure is not None:
             code, detail = robots.failure
             self._problem(url, code, f"robots.txt: {detail}")
@@ -239,7 +244,7 @@ class Walk:
         if opened.reused is not None:
             yield from self._replay(item, opened, opened.reused, tally, make)
             return
-        reader = SitemapReader()
+        reader = SitemapReader(status=opened.status, headers=opened.headers)
         judge = self._judge_for(item, opened.final_url)
         children: list[tuple[str, str | None]] = []
         try:
@@ -252,7 +257,7 @@ class Walk:
         finally:
             opened.body.close()
         problems = reader.problems
-        if opened.body.problem is not None:
+        if opened.body.problem is not None and not reader.html:  # an HTML page: named only
             if reader.ended_mid_document or problems == [_EMPTY]:
                 problems = problems[:-1]  # we cut the file (cap, deadline): not its fault
             problems = [*problems, opened.body.problem]
@@ -353,9 +358,13 @@ class Walk:
             self._failed(item, fetched_at, 304, "http-error", detail)
             return None
         if not response.ok and response.status != 304:
-            response.close()
             status = response.status
-            self._failed(item, fetched_at, status, "http-error", _status_text(status))
+            wall = wall_of(status, response.headers, body_head(response.body))
+            response.close()
+            if wall is not None:
+                self._failed(item, fetched_at, status, "blocked", wall.detail())
+            else:
+                self._failed(item, fetched_at, status, "http-error", _status_text(status))
             return None
         opened = _Opened(
             response.body,
@@ -365,6 +374,7 @@ class Walk:
             response.header("date"),
             response.header("last-modified"),
             response.header("etag"),
+            headers=response.headers,
         )
         if response.status == 304 and stored is not None:
             for _ in response.body:  # a 304 has no body: this only frees the connection
