@@ -73,6 +73,12 @@ def _add_walk(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     walk.add_argument("target", metavar="TARGET", help="site origin, sitemap URL or local file")
     walk.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     walk.add_argument(
+        "--extensions",
+        action="store_true",
+        help="CSV: add the sitemap extension columns (hreflang, images, video, news); "
+        "JSONL carries them wherever an entry has them",
+    )
+    walk.add_argument(
         "--problems",
         metavar="FILE",
         help="write one JSON object per problem to FILE (- for stderr)",
@@ -112,7 +118,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
         if args.format == "csv":
-            write_csv(walk, out)
+            write_csv(walk, out, extensions=args.extensions)
         else:
             write_walk_jsonl(walk, out)
         out.flush()
