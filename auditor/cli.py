@@ -132,7 +132,13 @@ def _cmd_walk(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from auditor.inspection import inspect_target
-    from auditor.terminal import inspect_summary, inspect_table, problem_lines
+    from auditor.terminal import (
+        extension_lines,
+        inspect_summary,
+        inspect_table,
+        problem_lines,
+        search_console_lines,
+    )
     from auditor.walker.inventory import read_entries_file
 
     options = WalkOptions(
@@ -151,7 +157,11 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(inspect_table(found.dispersion))
-        for line in problem_lines(inventory.problems):
+        for line in [
+            *extension_lines(found),
+            *search_console_lines(inventory.problems),
+            *problem_lines(inventory.problems),
+        ]:
             print(line)
         print(inspect_summary(found.dispersion, len(inventory.files), len(inventory.problems)))
     if not inventory.readable:
