@@ -75,6 +75,12 @@ def _add_walk(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     walk.add_argument("target", metavar="TARGET", help="site origin, sitemap URL or local file")
     walk.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     walk.add_argument(
+        "--extensions",
+        action="store_true",
+        help="CSV: add the sitemap extension columns (hreflang, images, video, news); "
+        "JSONL carries them wherever an entry has them",
+    )
+    walk.add_argument(
         "--problems",
         metavar="FILE",
         help="write one JSON object per problem to FILE (- for stderr)",
@@ -114,7 +120,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
         if args.format == "csv":
-            write_csv(walk, out)
+            write_csv(walk, out, extensions=args.extensions)
         else:
             write_walk_jsonl(walk, out)
         out.flush()
@@ -128,7 +134,13 @@ def _cmd_walk(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from auditor.inspection import inspect_target
-    from auditor.terminal import inspect_summary, inspect_table, problem_lines
+    from auditor.terminal import (
+        extension_lines,
+        inspect_summary,
+        inspect_table,
+        problem_lines,
+        search_console_lines,
+    )
     from auditor.walker.inventory import read_entries_file
 
     options = WalkOptions(
@@ -147,7 +159,11 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(inspect_table(found.dispersion))
-        for line in problem_lines(inventory.problems):
+        for line in [
+            *extension_lines(found),
+            *search_console_lines(inventory.problems),
+            *problem_lines(inventory.problems),
+        ]:
             print(line)
         print(inspect_summary(found.dispersion, len(inventory.files), len(inventory.problems)))
     if not inventory.readable:

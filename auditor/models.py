@@ -27,11 +27,31 @@ PROBLEM_CODES = frozenset(
         "wrong-namespace",
         "max-files",
         "blocked",
+        # Google's index rules (auditor/walker/indexrules.py)
+        "url-not-allowed",
+        "path-mismatch",
+        "url-in-index",
+        "changefreq-in-index",
+        "too-many-sitemaps",
+        "duplicate-sitemap",
     }
 )
 
 #: lastmod precisions, coarsest first.
 PRECISIONS = ("year", "month", "day", "minute", "second", "fraction")
+
+
+class Extensions(NamedTuple):
+    """What one URL's sitemap extensions say (:mod:`auditor.walker.extensions`); a field
+    is 0, None or () when the entry has none of it."""
+
+    hreflang_count: int = 0
+    hreflang: tuple[tuple[str, str], ...] = ()  # (language, href), the first 50
+    image_count: int = 0
+    first_image: str | None = None
+    video_count: int = 0
+    news_title: str | None = None
+    news_language: str | None = None
 
 
 class SitemapEntry(NamedTuple):
@@ -47,6 +67,9 @@ class SitemapEntry(NamedTuple):
     lastmod_raw: str | None
     sitemap: str
     news_publication_date: datetime | None = None
+    #: hreflang alternates, images, videos and Google News fields; None when the entry
+    #: has none (:mod:`auditor.walker.extensions`)
+    extensions: Extensions | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from auditor.dispersion import DispersionReport, SegmentDispersion, flag_codes
 from auditor.dispersion.figures import Figures
 from auditor.models import Problem
 from auditor.scorer.result import AuditResult, SegmentVerdict
+
+if TYPE_CHECKING:
+    from auditor.inspection import Inspection
 
 __all__ = [
     "PLAIN_VERDICTS",
@@ -61,6 +65,44 @@ def inspect_summary(report: DispersionReport, sitemaps: int, problems: int) -> s
         f"{f.share_with_lastmod:.0%} with lastmod, {f.distinct_seconds:,} distinct values; "
         f"{said}; {problems:,} problems"
     )
+
+
+#: Google's sitemap index rules, as Search Console titles the problem (the detail says more).
+SEARCH_CONSOLE_TITLES = {
+    "url-not-allowed": "URL not allowed",
+    "path-mismatch": "Path mismatch",
+    "url-in-index": "Incorrect sitemap index format: <url> entries",
+    "changefreq-in-index": "Invalid XML tag in a sitemap index",
+    "too-many-sitemaps": "Too many sitemaps in sitemap index",
+    "duplicate-sitemap": "Sitemap listed twice",
+    "nested-index": "Incorrect sitemap index format: Nested sitemap indexes",
+}
+
+
+def search_console_lines(problems: Sequence[Problem]) -> list[str]:
+    """The problems Google's Search Console would report on the indexes, as it words them."""
+    lines = []
+    for p in problems:
+        title = SEARCH_CONSOLE_TITLES.get(p.code)
+        if title is not None:
+            said = p.detail if p.detail.startswith(title.split(":")[0]) else f"{title}: {p.detail}"
+            lines.append(f"  {_short(p.sitemap)}: {said} ({p.code})")
+    return ["Search Console would report:", *lines] if lines else []
+
+
+def extension_lines(found: Inspection) -> list[str]:
+    """The extension shares and the publication-date notes of an inspection."""
+    lines = []
+    if found.extensions is not None:
+        e = found.extensions.to_dict()
+        lines.append(
+            f"extensions: hreflang {e['share_with_hreflang']:.0%}, images "
+            f"{e['share_with_images']:.0%}, video {e['share_with_video']:.0%}, "
+            f"news {e['share_news']:.0%} of {found.extensions.urls:,} URLs"
+        )
+    for note in found.notes:
+        lines.append(f"note {note['code']}: {_short(str(note['segment']))}: {note['detail']}")
+    return lines
 
 
 def problem_lines(problems: Sequence[Problem], limit: int = 10) -> list[str]:

@@ -30,6 +30,8 @@ from collections.abc import Callable, Generator, Iterator
 from functools import lru_cache
 from typing import Any, cast
 
+from auditor.walker.extensions import extras_from_tail
+
 __all__ = ["IMAGE_NS", "VIDEO_NS", "XHTML_NS", "FastUrlset"]
 
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -85,10 +87,21 @@ def _extensions(declared: dict[str | None, str]) -> str:
             inner = "|".join(_element(p, f) for f in _VIDEO_FIELDS)
             parts.append(_element(p, "video", f"{_W}(?:(?:{inner}){_W})*+"))
         elif uri == XHTML_NS:
-            parts.append(
-                f'<{p}:link{_WS}rel="alternate"{_WS}hreflang="[^"<]*"{_WS}href="[^"<]*"{_W}/>'
+            parts.append(  # no tab, CR or LF in the values: expat would make them spaces
+                f'<{p}:link{_WS}rel="alternate"{_WS}hreflang="[^"<\t\r\n]*"'
+                f'{_WS}href="[^"<\t\r\n]*"{_W}/>'
             )
     return "|".join(parts)
+
+
+def _prefixes(declared: dict[str | None, str]) -> tuple[str | None, str | None, str | None]:
+    """The prefixes the root declares for the image, video and XHTML namespaces (the
+    last declared wins, as in ``_extensions``), None for each it does not."""
+    found: dict[str | None, str | None] = {IMAGE_NS: None, VIDEO_NS: None, XHTML_NS: None}
+    for prefix, uri in sorted(declared.items(), key=lambda item: str(item[0])):
+        if prefix is not None and uri in found and re.fullmatch(r"[A-Za-z_][\w.-]*", prefix):
+            found[uri] = prefix
+    return found[IMAGE_NS], found[VIDEO_NS], found[XHTML_NS]
 
 
 @lru_cache(maxsize=32)
@@ -97,15 +110,17 @@ def _patterns(extensions: str, value: str) -> tuple[re.Pattern[str], re.Pattern[
 
     ``records.findall`` gives (loc, lastmod, "") per record, and ("", "", "") for the
     rest of the text from the first thing that is not one; ``run.match`` ends after
-    the last record of the run.
+    the last record of the run. With extensions, the third group is the record's text
+    after its lastmod (hints and extension elements), for :func:`extras_from_tail`.
     """
     others = "<changefreq>[^<]*</changefreq>|<priority>[^<]*</priority>"
     if extensions:
         others += "|" + extensions
+    tail = f"((?:(?:{others}){_W})*+)" if extensions else f"(?:(?:{others}){_W})*+()"
     record = (
         f"<url>{_W}<loc>{_W}{value}{_W}</loc>{_W}"
         f"(?:<lastmod>{_W}{value}?{_W}</lastmod>{_W}|)"
-        f"(?:(?:{others}){_W})*+()</url>"
+        f"{tail}</url>"
     )
     records = re.compile(f"{_W}(?:{record}|[^ \\t\\r\\n][\\s\\S]*)")
     run = re.compile(f"(?:{_W}{record})*+")
@@ -131,6 +146,7 @@ class FastUrlset:
         buf: list[str],
         eligible: Callable[[dict[str | None, str]], frozenset[str] | None],
         bound: Callable[[list[str]], None],
+        body_start: Callable[[], Callable[[str, dict[str, str]], None] | None] = lambda: None,
     ) -> None:
         self.parser = parser
         self.out = out
@@ -141,6 +157,11 @@ class FastUrlset:
         self._root_start = cast("Callable[[str, dict[str, str]], None]", parser.StartElementHandler)
         self._eligible = eligible
         self._bound = bound
+        self._body_start = body_start
+        self._outer_declare = cast(
+            "Callable[[str | None, str | None], None] | None", parser.StartNamespaceDeclHandler
+        )
+        self._tail_prefixes: tuple[str | None, str | None, str | None] | None = None
         self._declared: dict[str | None, str] = {}
         self._records: frozenset[str] = frozenset()
         self._body_end: Callable[[str], None] | None = None
@@ -157,11 +178,13 @@ class FastUrlset:
     # -- around the exact handlers ------------------------------------------------
     def _declare(self, prefix: str | None, uri: str | None) -> None:
         self._declared[prefix] = uri or ""
+        if self._outer_declare is not None:
+            self._outer_declare(prefix, uri)
 
     def _start(self, name: str, attrs: dict[str, str]) -> None:
         if self._depth == 0:
             parser = self.parser
-            parser.StartNamespaceDeclHandler = None
+            parser.StartNamespaceDeclHandler = self._outer_declare
             self._root_start(name, attrs)  # raises to stop; installs the exact handlers
             records = self._eligible(self._declared)
             if records is None:
@@ -169,9 +192,15 @@ class FastUrlset:
                 return
             self._records = records
             self._extensions = _extensions(self._declared)
+            if self._extensions:
+                self._tail_prefixes = _prefixes(self._declared)
             self._body_end = parser.EndElementHandler
             parser.StartElementHandler = self._start
             parser.EndElementHandler = self._end
+        else:
+            start = self._body_start()
+            if start is not None:
+                start(name, attrs)
         self._depth += 1
 
     def _end(self, name: str) -> None:
@@ -184,10 +213,10 @@ class FastUrlset:
         """Leave expat to the exact handlers alone."""
         parser = self.parser
         if self._depth == 0:
-            parser.StartNamespaceDeclHandler = None
+            parser.StartNamespaceDeclHandler = self._outer_declare
             parser.StartElementHandler = self._root_start
         elif self._depth > 0:
-            parser.StartElementHandler = None
+            parser.StartElementHandler = self._body_start()
             parser.EndElementHandler = self._body_end
         self._depth = -1
 
@@ -255,6 +284,12 @@ class FastUrlset:
             stop = run.match(text, start, stop).end()  # type: ignore[union-attr]
         if 0 <= amp < stop:
             found = [_unescape(r) if "&" in r[0] or "&" in r[1] else r for r in found]
+        if self._tail_prefixes is not None:
+            image, video, xhtml = self._tail_prefixes
+            found = [
+                (r[0], r[1], extras_from_tail(r[2], image, video, xhtml)) if r[2] else r
+                for r in found
+            ]
         return found, stop
 
     def batches(

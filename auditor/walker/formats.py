@@ -20,20 +20,26 @@ the encoding), :mod:`~auditor.walker.feeds` (RSS and Atom bodies) and
 from __future__ import annotations
 
 import pyexpat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from auditor.http.body import prepend
 from auditor.http.walls import body_head, html_kind, wall_of
-from auditor.walker.fastxml import FastUrlset
+from auditor.walker.extensions import ExtrasBuilder
+from auditor.walker.fastxml import IMAGE_NS, VIDEO_NS, XHTML_NS, FastUrlset
 from auditor.walker.feeds import install_feed_handlers
 from auditor.walker.plaintext import TextSitemap
 from auditor.walker.records import (
     ATOM_NS,
+    IMAGE,
+    IMAGE_LOC,
     LASTMOD,
     LOC,
     NEWS,
+    NEWS_LANGUAGE,
     NEWS_NS,
+    NEWS_TITLE,
     SITEMAP_NS,
+    VIDEO,
     Record,
     qualified,
     split_name,
@@ -79,7 +85,22 @@ def _layout(kind: str, root_ns: str) -> tuple[frozenset[str], dict[str, int]]:
     fields = {qualified(ns, "loc"): LOC for ns in spaces}
     fields |= {qualified(ns, "lastmod"): LASTMOD for ns in spaces}
     fields[qualified(NEWS_NS, "publication_date")] = NEWS
+    if kind == "urlset":
+        fields[qualified(NEWS_NS, "title")] = NEWS_TITLE
+        fields[qualified(NEWS_NS, "language")] = NEWS_LANGUAGE
+        fields[qualified(IMAGE_NS, "image")] = IMAGE
+        fields[qualified(IMAGE_NS, "loc")] = IMAGE_LOC
+        fields[qualified(VIDEO_NS, "video")] = VIDEO
     return frozenset(qualified(ns, record) for ns in spaces), fields
+
+
+#: The name of an hreflang link, as expat gives it.
+_XHTML_LINK = qualified(XHTML_NS, "link")
+#: What a sitemap index must not hold (Google's index rules): its page entries, and the
+#: urlset's hints.
+_INDEX_STRANGERS = frozenset(
+    qualified(ns, local) for ns in (SITEMAP_NS, "") for local in ("url", "changefreq", "priority")
+)
 
 
 def _root_kind(name: str) -> str | None:
@@ -120,6 +141,11 @@ class SitemapReader:
         self._text: list[str] = []  # text gathered since the last end tag (sitemap files)
         self._record_names: frozenset[str] = frozenset()
         self._root_ns = ""
+        #: In an index: how many of each element a sitemap index must not hold
+        #: (``url``, ``changefreq``, ``priority``), by local name.
+        self.index_strangers: dict[str, int] = {}
+        self._links = False  # the XHTML namespace was declared: hreflang links are read
+        self._link_start: Callable[[str, dict[str, str]], None] | None = None
 
     def batches(self, chunks: Iterable[bytes]) -> Iterator[list[Record]]:
         """Yield the file's records in batches, as the bytes arrive."""
@@ -164,7 +190,9 @@ class SitemapReader:
         self._install(parser, out)
         fast = None
         if self.fast and transcoder is None and is_utf8(head):
-            fast = FastUrlset(parser, out, self._text, self._fast_records, _bound_text)
+            fast = FastUrlset(
+                parser, out, self._text, self._fast_records, _bound_text, self.body_start
+            )
         rest: Iterator[bytes] | None = chunks
         try:
             if fast is not None:  # it reads as far as it can, then hands the rest over
@@ -203,6 +231,11 @@ class SitemapReader:
             return None
         return self._record_names
 
+    def body_start(self) -> Callable[[str, dict[str, str]], None] | None:
+        """The start-tag handler the body needs: hreflang links, once the XHTML
+        namespace is declared; None otherwise (no Python call per start tag)."""
+        return self._link_start if self._links else None
+
     def _expat_problem(self, parser: pyexpat.XMLParserType, exc: pyexpat.ExpatError) -> None:
         message = pyexpat.errors.messages[exc.code] if exc.code else str(exc)
         where = f"line {exc.lineno}, column {exc.offset}"
@@ -236,6 +269,14 @@ class SitemapReader:
             else:
                 install_feed_handlers(parser, out, kind, ns)
 
+        def declare(_prefix: str | None, uri: str | None) -> None:
+            if uri != XHTML_NS or self._links:
+                return
+            self._links = True
+            if self._link_start is not None and parser.StartElementHandler is None:
+                parser.StartElementHandler = self._link_start  # the exact reader's body
+
+        parser.StartNamespaceDeclHandler = declare
         parser.StartDoctypeDeclHandler = doctype
         parser.EntityDeclHandler = entity
         parser.UnparsedEntityDeclHandler = entity
@@ -250,23 +291,29 @@ class SitemapReader:
         All text goes straight into a list through its C ``append``; each end tag
         takes the text gathered since the previous one (in a sitemap, only
         whitespace lies between elements) and clears it. No Python code runs for
-        start tags, so a URL costs three Python calls (loc, lastmod, url).
+        start tags (but hreflang links, in a file that declares their namespace), so a
+        URL costs three Python calls (loc, lastmod, url). Extension elements take the
+        branch after the news date: a plain file never reaches it.
         """
         records, fields = _layout(kind, root_ns)
         self._record_names, self._root_ns = records, root_ns
+        if kind == "sitemapindex":
+            self._install_index_body(parser, out, records, fields)
+            return
         loc: str | None = None
         lastmod: str | None = None
         news: str | None = None
+        ext: ExtrasBuilder | None = None
         buf = self._text
         clear = buf.clear
 
         def end(name: str) -> None:
-            nonlocal loc, lastmod, news
+            nonlocal loc, lastmod, news, ext
             index = fields.get(name)
             if index is None:
                 if name in records:
-                    out.append((loc, lastmod, news))
-                    loc = lastmod = news = None
+                    out.append((loc, lastmod, news if ext is None else ext.record(news)))
+                    loc = lastmod = news = ext = None
                 clear()
                 return
             text = (buf[0] if len(buf) == 1 else "".join(buf)).strip()
@@ -277,12 +324,78 @@ class SitemapReader:
                 loc = text
             elif index == LASTMOD:
                 lastmod = text
-            else:
+            elif index == NEWS:
                 news = text
+            else:
+                ext = ext or ExtrasBuilder()
+                _extension(ext, index, text)
+
+        def link(name: str, attrs: dict[str, str]) -> None:
+            nonlocal ext
+            if name == _XHTML_LINK:
+                ext = ext or ExtrasBuilder()
+                ext.alternate(attrs)
+
+        self._link_start = link
+        parser.StartElementHandler = link if self._links else None
+        parser.EndElementHandler = end
+        parser.CharacterDataHandler = buf.append
+
+    def _install_index_body(
+        self,
+        parser: pyexpat.XMLParserType,
+        out: list[Record],
+        records: frozenset[str],
+        fields: dict[str, int],
+    ) -> None:
+        """A sitemap index: its ``sitemap`` records, and a count of the elements it must
+        not hold (a ``url`` entry's loc is not taken for a child)."""
+        loc: str | None = None
+        lastmod: str | None = None
+        buf = self._text
+        clear = buf.clear
+        strangers = self.index_strangers
+
+        def end(name: str) -> None:
+            nonlocal loc, lastmod
+            index = fields.get(name)
+            if index is None:
+                if name in records:
+                    out.append((loc, lastmod, None))
+                    loc = lastmod = None
+                elif name in _INDEX_STRANGERS:
+                    local = split_name(name)[1]
+                    strangers[local] = strangers.get(local, 0) + 1
+                    if local == "url":
+                        loc = lastmod = None
+                clear()
+                return
+            text = (buf[0] if len(buf) == 1 else "".join(buf)).strip()
+            clear()
+            if text[:1] == _OVERFLOW:
+                text = ""
+            if index == LOC:
+                loc = text
+            elif index == LASTMOD:
+                lastmod = text
 
         parser.StartElementHandler = None
         parser.EndElementHandler = end
         parser.CharacterDataHandler = buf.append
+
+
+def _extension(ext: ExtrasBuilder, index: int, text: str) -> None:
+    """One extension element's end, into the record's builder."""
+    if index == IMAGE:
+        ext.images += 1
+    elif index == IMAGE_LOC:
+        ext.image_loc(text)
+    elif index == VIDEO:
+        ext.videos += 1
+    elif index == NEWS_TITLE:
+        ext.title = ext.title or text
+    elif index == NEWS_LANGUAGE:
+        ext.language = ext.language or text
 
 
 def _bound_text(buf: list[str]) -> None:

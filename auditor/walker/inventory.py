@@ -6,10 +6,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from auditor.errors import UsageError
-from auditor.models import Problem, SitemapEntry, SitemapFile
+from auditor.models import Extensions, Problem, SitemapEntry, SitemapFile
 from auditor.walker import ProgressCallback, Walk, WalkOptions
 from auditor.walker.discovery import Target
 from auditor.walker.reuse import SitemapStore
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTRY_COLUMNS",
+    "EXTENSION_COLUMNS",
     "Inventory",
     "entries_to_dataframe",
     "entry_rows",
@@ -29,7 +30,22 @@ __all__ = [
     "read_entries_file",
 ]
 
-ENTRY_COLUMNS = SitemapEntry._fields
+#: An inventory's columns: the entry's fields but its extensions.
+ENTRY_COLUMNS = SitemapEntry._fields[:-1]
+#: The columns an inventory has when an entry carries sitemap extensions (none otherwise):
+#: counts, the first image, the news title and language, and the hreflang languages as
+#: one text (``"de,en,fr"``, sorted; a categorical: a site's URLs share a few sets). The
+#: alternates' hrefs are not kept: millions of URLs times their languages would dwarf the
+#: rest, and they are the site's other-language URLs, listed in its sitemaps themselves.
+EXTENSION_COLUMNS = (
+    "hreflang_count",
+    "hreflang_langs",
+    "image_count",
+    "first_image",
+    "video_count",
+    "news_title",
+    "news_language",
+)
 
 
 @dataclass(frozen=True)
@@ -64,16 +80,20 @@ def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
 
     ``lastmod`` and ``news_publication_date`` are UTC ``datetime64`` columns (NaT when
     absent); ``sitemap`` and ``lastmod_precision`` are categoricals, which keeps a
-    million-row inventory small.
+    million-row inventory small. When any entry carries sitemap extensions, the
+    :data:`EXTENSION_COLUMNS` follow.
     """
     import pandas as pd
 
-    columns: list[list[object]] = [[] for _ in ENTRY_COLUMNS]
+    columns: list[list[object]] = [[] for _ in SitemapEntry._fields]
     appenders = [column.append for column in columns]
     for entry in entries:
         for append, value in zip(appenders, entry, strict=True):
             append(value)
+    extensions = columns.pop()
     frame = pd.DataFrame(dict(zip(ENTRY_COLUMNS, columns, strict=True)))
+    if any(ext is not None for ext in extensions):
+        _add_extensions(frame, cast("list[Extensions | None]", extensions))
     for name in ("lastmod", "news_publication_date"):
         frame[name] = pd.to_datetime(frame[name], utc=True)
     for name in ("sitemap", "lastmod_precision"):
@@ -81,6 +101,26 @@ def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
     frame["loc"] = frame["loc"].astype(object)
     frame["lastmod_raw"] = frame["lastmod_raw"].astype(object)
     return frame
+
+
+def _add_extensions(frame: pd.DataFrame, extensions: list[Extensions | None]) -> None:
+    """The :data:`EXTENSION_COLUMNS` of ``frame``, from each entry's extensions."""
+    import pandas as pd
+
+    none = Extensions()
+    present = [none if ext is None else ext for ext in extensions]
+    langs = [",".join(sorted({lang for lang, _ in e.hreflang})) or None for e in present]
+    values: dict[str, Any] = {
+        "hreflang_count": pd.array([e.hreflang_count for e in present], dtype="int32"),
+        "hreflang_langs": pd.Series(langs, dtype="category"),
+        "image_count": pd.array([e.image_count for e in present], dtype="int32"),
+        "first_image": pd.Series([e.first_image for e in present], dtype=object),
+        "video_count": pd.array([e.video_count for e in present], dtype="int32"),
+        "news_title": pd.Series([e.news_title for e in present], dtype=object),
+        "news_language": pd.Series([e.news_language for e in present], dtype="category"),
+    }
+    for name in EXTENSION_COLUMNS:
+        frame[name] = values[name]
 
 
 def entry_rows(

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, TextIO
 
-from auditor.models import SitemapEntry
+from auditor.models import Extensions, SitemapEntry
 from auditor.walker import pages as _pages  # DATE_CACHE_SIZE read when used (tests shrink it)
 from auditor.walker.dates import parse_rfc822, parse_w3c, utc_iso, w3c_text
 from auditor.walker.formats import Record
@@ -70,20 +70,49 @@ _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
 _QUOTED_NO_LASTMOD = '"' + _NO_LASTMOD
 
 
-def jsonl_sitemap_end(sitemap: str, news: datetime | None = None) -> str:
-    """The end of a JSONL line: the sitemap key, the news date when there is one, the newline."""
+def jsonl_sitemap_end(
+    sitemap: str, news: datetime | None = None, ext: Extensions | None = None
+) -> str:
+    """The end of a JSONL line: the sitemap key, the news date when there is one, the
+    extensions' keys when there are any, the newline."""
+    extra = jsonl_extension_part(ext) if ext is not None else ""
     if news is None:
-        return f', "sitemap": {_quote(sitemap)}}}\n'
-    return f', "sitemap": {_quote(sitemap)}, "news_publication_date": "{news.isoformat()}"}}\n'
+        return f', "sitemap": {_quote(sitemap)}{extra}}}\n'
+    return (
+        f', "sitemap": {_quote(sitemap)}, "news_publication_date": "{news.isoformat()}"{extra}}}\n'
+    )
+
+
+def jsonl_extension_part(ext: Extensions) -> str:
+    """The optional extension keys of a line, each only where the entry has it:
+    ``news_title``, ``news_language``, ``hreflang_count`` with ``hreflang`` (the first
+    50 alternates, ``{"hreflang", "href"}`` each), ``image_count`` with ``first_image``,
+    ``video_count``."""
+    parts = []
+    if ext.news_title is not None:
+        parts.append(f', "news_title": {_quote(ext.news_title)}')
+    if ext.news_language is not None:
+        parts.append(f', "news_language": {_quote(ext.news_language)}')
+    if ext.hreflang_count:
+        links = ", ".join(
+            f'{{"hreflang": {_quote(lang)}, "href": {_quote(href)}}}' for lang, href in ext.hreflang
+        )
+        parts.append(f', "hreflang_count": {ext.hreflang_count}, "hreflang": [{links}]')
+    if ext.image_count:
+        first = "null" if ext.first_image is None else _quote(ext.first_image)
+        parts.append(f', "image_count": {ext.image_count}, "first_image": {first}')
+    if ext.video_count:
+        parts.append(f', "video_count": {ext.video_count}')
+    return "".join(parts)
 
 
 def jsonl_line(entry: SitemapEntry) -> str:
     """One entry's JSONL line, exactly as :func:`write_jsonl` writes it."""
-    loc, lastmod, precision, raw, sitemap, news = entry
+    loc, lastmod, precision, raw, sitemap, news, ext = entry
     iso = None if lastmod is None else utc_iso(lastmod, raw)
     return (
         f'{{"loc": {_quote(loc)}{jsonl_lastmod_part(iso, precision, raw)}'
-        f"{jsonl_sitemap_end(sitemap, news)}"
+        f"{jsonl_sitemap_end(sitemap, news, ext)}"
     )
 
 
@@ -110,10 +139,12 @@ def write_jsonl(entries: Iterable[SitemapEntry], out: TextIO) -> int:
     sitemap_end = ""
     count = 0
     append = lines.append
-    for loc, lastmod, precision, raw, sitemap, news in entries:
+    for loc, lastmod, precision, raw, sitemap, news, ext in entries:
         if sitemap is not last_sitemap:
             last_sitemap, sitemap_end = sitemap, f', "sitemap": {_quote(sitemap)}}}\n'
-        if news is not None:
+        if ext is not None:
+            end = jsonl_sitemap_end(sitemap, news, ext)
+        elif news is not None:
             sitemap_part = sitemap_end[:-2]
             end = f'{sitemap_part}, "news_publication_date": "{news.isoformat()}"}}\n'
         else:
@@ -229,7 +260,7 @@ class JsonlLines:
                 if len(tally.repeated) < _pages.REPEATED_MAX:
                     tally.repeated.append(loc)
                 continue
-            if news_raw:  # a news sitemap: the general way
+            if news_raw:  # a news date or extensions: the general way
                 emit(jsonl_line(pages.entry(loc, raw, news_raw, sitemap, kind, tally)))
                 continue
             if raw:

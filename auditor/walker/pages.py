@@ -19,6 +19,7 @@ from typing import TypeVar, cast
 
 from auditor.models import SitemapEntry
 from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c
+from auditor.walker.extensions import Extensions, RecordExtras
 from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
 from auditor.walker.seen import SeenUrls
@@ -95,9 +96,12 @@ class Pages:
                 if len(tally.repeated) < REPEATED_MAX:
                     tally.repeated.append(loc)
                 continue
-            news = self._news_date(news_raw) if news_raw else None
+            if news_raw:
+                news, ext = self.extras(news_raw)
+            else:
+                news = ext = None
             if not raw:
-                emit(_new_entry(SitemapEntry, (loc, None, None, None, sitemap, news)))
+                emit(_new_entry(SitemapEntry, (loc, None, None, None, sitemap, news, ext)))
                 continue
             parsed = cache.get(raw)
             if parsed is None and raw not in cache:
@@ -105,9 +109,10 @@ class Pages:
             if parsed is None:
                 tally.invalid += 1
                 tally.first_invalid = tally.first_invalid or raw
-                emit(_new_entry(SitemapEntry, (loc, None, None, raw, sitemap, news)))
+                emit(_new_entry(SitemapEntry, (loc, None, None, raw, sitemap, news, ext)))
             else:
-                emit(_new_entry(SitemapEntry, (loc, parsed[0], parsed[1], raw, sitemap, news)))
+                entry = (loc, parsed[0], parsed[1], raw, sitemap, news, ext)
+                emit(_new_entry(SitemapEntry, entry))
         tally.emitted += len(entries)
         return entries
 
@@ -132,20 +137,27 @@ class Pages:
         self,
         loc: str,
         raw: str | None,
-        news_raw: str,
+        news_raw: str | RecordExtras,
         sitemap: str,
         kind: str | None,
         tally: Tally,
     ) -> SitemapEntry:
-        """One entry, as :meth:`entries` makes it (the general way, for a news sitemap's)."""
-        news = self._news_date(news_raw)
+        """One entry, as :meth:`entries` makes it (the general way, for an entry with a
+        news date or extensions)."""
+        news, ext = self.extras(news_raw)
         parsed = self.date(raw, kind) if raw else None
         if raw and parsed is None:
             tally.invalid += 1
             tally.first_invalid = tally.first_invalid or raw
         if parsed is None:
-            return SitemapEntry(loc, None, None, raw or None, sitemap, news)
-        return SitemapEntry(loc, parsed.value, parsed.precision, raw, sitemap, news)
+            return SitemapEntry(loc, None, None, raw or None, sitemap, news, ext)
+        return SitemapEntry(loc, parsed.value, parsed.precision, raw, sitemap, news, ext)
+
+    def extras(self, third: str | RecordExtras) -> tuple[datetime | None, Extensions | None]:
+        """A record's third field read: its news publication date and its extensions."""
+        if isinstance(third, str):
+            return self._news_date(third), None
+        return (self._news_date(third.news) if third.news else None), third.extensions
 
     def date(self, raw: str, kind: str | None) -> ParsedDate | None:
         """A lastmod through its syntax's cache (the hot loop inlines this)."""

@@ -15,12 +15,19 @@ def tally_problems(
     found: list[tuple[str, str]] = []
     if kind == "sitemapindex" and listed_by_index is not None:
         found.append(("nested-index", f"an index listed by the index {listed_by_index}"))
-    if tally.records > max_urls:
-        what = "sitemaps" if kind == "sitemapindex" else "URLs"
+    if tally.records > max_urls and kind == "sitemapindex":
+        found.append(
+            (
+                "too-many-sitemaps",
+                f"Too many sitemaps in sitemap index: {tally.records:,} sitemaps, over the "
+                f"protocol's {max_urls:,} (all were listed)",
+            )
+        )
+    elif tally.records > max_urls:
         found.append(
             (
                 "too-many-urls",
-                f"{tally.records:,} {what}, over the protocol's {max_urls:,} (all were read)",
+                f"{tally.records:,} URLs, over the protocol's {max_urls:,} (all were read)",
             )
         )
     if tally.without_loc and kind in ("urlset", "sitemapindex"):  # a feed need not link

@@ -27,6 +27,7 @@ from auditor.walker.discovery import (
     sitemaps_from_robots,
 )
 from auditor.walker.formats import Record, SitemapReader
+from auditor.walker.indexrules import ChildRules, stranger_problems
 from auditor.walker.locs import LocJudge, Origin, origin_of
 from auditor.walker.pages import PageMaker, Pages, T, Tally
 from auditor.walker.reuse import SitemapStore, StoredFile, batched
@@ -247,16 +248,17 @@ class Walk:
         reader = SitemapReader(status=opened.status, headers=opened.headers)
         judge = self._judge_for(item, opened.final_url)
         children: list[tuple[str, str | None]] = []
+        rules = ChildRules(item.url)
         try:
             for batch in reader.batches(opened.body):
                 if reader.kind == "sitemapindex":
-                    self._index_records(batch, judge, tally, children)
+                    self._index_records(batch, judge, tally, children, rules)
                 else:
                     yield make(batch, item.url, judge, tally, reader.kind)
                     self._progress()
         finally:
             opened.body.close()
-        problems = reader.problems
+        problems = [*reader.problems, *stranger_problems(reader.index_strangers)]
         if opened.body.problem is not None and not reader.html:  # an HTML page: named only
             if reader.ended_mid_document or problems == [_EMPTY]:
                 problems = problems[:-1]  # we cut the file (cap, deadline): not its fault
@@ -265,6 +267,7 @@ class Walk:
             self._problem(item.url, code, detail)
         problems = [*problems, *self._refusals(item, judge)]
         self._tally_problems(item, reader.kind, tally)
+        self._rule_problems(item, rules)
         content = FileContent(
             tuple(problems),
             tuple(children),
@@ -293,9 +296,10 @@ class Walk:
         kind = previous.kind if previous.readable else None
         judge = self._judge_for(item, opened.final_url)
         children: list[tuple[str, str | None]] = []
+        rules = ChildRules(item.url)
         for batch in batched(stored.records):
             if kind == "sitemapindex":
-                self._index_records(batch, judge, tally, children)
+                self._index_records(batch, judge, tally, children, rules)
             elif kind is not None:
                 yield make(batch, item.url, judge, tally, kind)
                 self._progress()
@@ -304,6 +308,7 @@ class Walk:
             self._problem(item.url, code, detail)
         problems = [*content.problems, *self._refusals(item, judge)]
         self._tally_problems(item, kind, tally)
+        self._rule_problems(item, rules)
         content = FileContent(
             tuple(problems),
             tuple(children),
@@ -423,13 +428,16 @@ class Walk:
         judge: LocJudge,
         tally: Tally,
         written: list[tuple[str, str | None]],
+        rules: ChildRules,
     ) -> None:
-        """An index's records: its children (kept as written too, for a later reuse)."""
+        """An index's records: its children (kept as written too, for a later reuse),
+        each seen by Google's index rules."""
         tally.records += len(batch)
         for loc, raw, _news in batch:
             if not loc:
                 tally.without_loc += 1
                 continue
+            rules.see(loc)
             if not judge.accepts(loc):
                 continue
             parsed = self._pages.date(raw, "sitemapindex") if raw else None
@@ -461,6 +469,11 @@ class Walk:
         index = item.parent if item.chain else None
         limit = self.options.max_urls_per_file
         for code, detail in tally_problems(kind, tally, max_urls=limit, listed_by_index=index):
+            self._problem(item.url, code, detail)
+
+    def _rule_problems(self, item: _Pending, rules: ChildRules) -> None:
+        """Report the index rules its children broke (computed again on a replay)."""
+        for code, detail in rules.problems():
             self._problem(item.url, code, detail)
 
     def _file_record(

@@ -21,12 +21,15 @@ from xml.sax.saxutils import escape, quoteattr
 
 from hypothesis import strategies as st
 
+from auditor.models import Extensions
+from auditor.walker.extensions import MAX_ALTERNATES, RecordExtras
 from auditor.walker.formats import Record, SitemapReader
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
+VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ORIGIN = "https://example.com"
 KINDS = ("urlset", "sitemapindex", "rss", "atom", "text")
@@ -68,12 +71,41 @@ _PATH_ASCII = "abcdefghijklmnopqrstuvwxyz0123456789-._~/?=&%+!$'()*,;:@ "
 
 
 @dataclass(frozen=True)
+class Extras:
+    """A urlset entry's extensions as meant: image locations, videos, hreflang
+    alternates (language, href), and the Google News title and language."""
+
+    images: tuple[str, ...] = ()
+    videos: int = 0
+    alternates: tuple[tuple[str, str], ...] = ()
+    title: str | None = None
+    language: str | None = None
+
+    def read(self) -> Extensions | None:
+        """What a reader gives of them (None when there is nothing)."""
+        if not (self.images or self.videos or self.alternates or self.title or self.language):
+            return None
+        first = next((i.strip() for i in self.images if i.strip()), None)
+        return Extensions(
+            len(self.alternates),
+            self.alternates[:MAX_ALTERNATES],
+            len(self.images),
+            first,
+            self.videos,
+            self.title.strip() if self.title else None,
+            self.language.strip() if self.language else None,
+        )
+
+
+@dataclass(frozen=True)
 class Entry:
-    """One entry as meant: a URL, its date text (None: no element) and a news date."""
+    """One entry as meant: a URL, its date text (None: no element), a news date and its
+    sitemap extensions."""
 
     loc: str
     lastmod: str | None = None
     news: str | None = None
+    extras: Extras | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +118,7 @@ class Style:
     cdata: bool = False
     charrefs: bool = False  # write non-ASCII as &#NNN; references
     comments: bool = False
-    extensions: bool = False  # image:image, xhtml:link, changefreq, priority
+    extensions: bool = False  # changefreq, priority (an entry's own extras are its Extras)
     declaration: bool = True
     line_end: str = "\n"
 
@@ -130,23 +162,58 @@ def _sitemap_entry(kind: str, entry: Entry, style: Style) -> str:
         parts += [
             f"<{t('changefreq')}>daily</{t('changefreq')}>",
             f"<{t('priority')}>0.5</{t('priority')}>",
-            f"<image:image><image:loc>{escape(entry.loc)}.png</image:loc></image:image>",
-            f'<xhtml:link rel="alternate" hreflang="de" href={quoteattr(entry.loc + "?de")}/>',
         ]
-    if entry.news is not None and kind == "urlset":
-        parts.append(
-            "<news:news><news:publication><news:name>N</news:name></news:publication>"
-            f"<news:publication_date>{_value(entry.news, style)}</news:publication_date>"
-            "</news:news>"
-        )
+    extras = entry.extras if kind == "urlset" else None
+    if extras is not None:
+        parts += _extras(extras, style)
+    if kind == "urlset" and (
+        entry.news is not None or (extras and (extras.title or extras.language))
+    ):
+        parts.append(_news(entry, style))
     record = t("url" if kind == "urlset" else "sitemap")
     return f"<{record}>{''.join(parts)}</{record}>"
+
+
+def _extras(extras: Extras, style: Style) -> list[str]:
+    """An entry's image, video and hreflang elements."""
+    parts = [
+        f"<image:image><image:loc>{_value(src, style)}</image:loc>"
+        "<image:caption>c</image:caption></image:image>"
+        for src in extras.images
+    ]
+    parts += ["<video:video><video:title>v</video:title></video:video>"] * extras.videos
+    parts += [
+        f'<xhtml:link rel="alternate" hreflang={quoteattr(lang)} href={quoteattr(href)}/>'
+        for lang, href in extras.alternates
+    ]
+    return parts
+
+
+def _news(entry: Entry, style: Style) -> str:
+    """An entry's news:news element: its publication (name, language), date and title."""
+    extras = entry.extras or Extras()
+    language = (
+        f"<news:language>{_value(extras.language, style)}</news:language>"
+        if extras.language
+        else ""
+    )
+    date = (
+        f"<news:publication_date>{_value(entry.news, style)}</news:publication_date>"
+        if entry.news is not None
+        else ""
+    )
+    title = f"<news:title>{_value(extras.title, style)}</news:title>" if extras.title else ""
+    return (
+        f"<news:news><news:publication><news:name>N</news:name>{language}</news:publication>"
+        f"{date}{title}</news:news>"
+    )
 
 
 def _root_attributes(style: Style) -> str:
     own = f"xmlns:{style.prefix}" if style.prefix else "xmlns"
     spaces = {own: SITEMAP_NS, "xmlns:news": NEWS_NS, "xmlns:image": IMAGE_NS}
     spaces["xmlns:xhtml"] = XHTML_NS
+    spaces["xmlns:video"] = VIDEO_NS
     return " ".join(f"{k}={quoteattr(v)}" for k, v in spaces.items())
 
 
@@ -194,8 +261,20 @@ def expected(sitemap: Sitemap) -> list[Record]:
     """The records a correct reader returns for the file, in order."""
     if sitemap.kind == "text":
         return [(e.loc, None, None) for e in sitemap.entries]
-    news = sitemap.kind == "urlset"
-    return [(e.loc, e.lastmod, e.news if news else None) for e in sitemap.entries]
+    if sitemap.kind != "urlset":
+        return [(e.loc, e.lastmod, None) for e in sitemap.entries]
+    return [(e.loc, e.lastmod, _third(e)) for e in sitemap.entries]
+
+
+def _third(entry: Entry) -> str | RecordExtras | None:
+    read = entry.extras.read() if entry.extras is not None else None
+    return entry.news if read is None else RecordExtras(entry.news, read)
+
+
+def normal(records: list[Record]) -> list[Record]:
+    """Records with an empty lastmod or third field as None (the fast path writes "" for
+    an absent one; the walker reads both alike)."""
+    return [(loc, lastmod or None, third or None) for loc, lastmod, third in records]
 
 
 def gzip_pieces(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -305,6 +384,27 @@ def styles(kind: str) -> st.SearchStrategy[Style]:
     )
 
 
+_LANGUAGES = st.sampled_from(["de", "fr", "en-GB", "x-default", "pt-br"])
+_TITLES = st.sampled_from(["A", "Tom & Jerry", "<b>bold</b>", "x  y", " padded "])
+
+
+@st.composite
+def extra_elements(draw: st.DrawFn, origin: str = ORIGIN) -> Extras:
+    """Sitemap extensions of one entry: images, videos, hreflang links, news fields
+    (a few of each, the alternates sometimes beyond what is kept)."""
+    images = tuple(draw(st.lists(urls(origin, spaces=False), max_size=3)))
+    alternates = draw(st.lists(st.tuples(_LANGUAGES, urls(origin)), max_size=3))
+    if draw(st.integers(0, 20)) == 0:  # now and then more than are kept
+        alternates += [("de", f"{origin}/{i}") for i in range(MAX_ALTERNATES + 2)]
+    return Extras(
+        images,
+        draw(st.integers(0, 2)),
+        tuple(alternates),
+        draw(st.none() | _TITLES),
+        draw(st.none() | _LANGUAGES),
+    )
+
+
 @st.composite
 def sitemaps(
     draw: st.DrawFn,
@@ -325,7 +425,8 @@ def sitemaps(
     for loc in locs:
         lastmod = None if kind == "text" else draw(st.none() | dated)
         news = draw(st.none() | w3c_dates()) if kind == "urlset" else None
-        entries.append(Entry(loc, lastmod, news))
+        extras = draw(st.none() | extra_elements(origin)) if kind == "urlset" else None
+        entries.append(Entry(loc, lastmod, news, extras))
     return Sitemap(kind, tuple(entries), draw(styles(kind)))
 
 

@@ -406,10 +406,30 @@ def test_yoast_index_over_loopback_reads_children_newest_first(corpus, serve):
             + [u for u in locs["page-sitemap.xml"] if u != home]
         )
         assert len(entries) == 26
+        # served from /at_377c2d8/, the snapshot's index lists children above its directory:
+        # Google's "URL not allowed" (they are still read)
+        outside = [(server.url(index), "url-not-allowed")] if index != "/sitemap_index.xml" else []
         assert [(p.sitemap, p.code) for p in w.problems] == [
-            (server.url("/page-sitemap.xml"), "duplicate-url")
+            *outside,
+            (server.url("/page-sitemap.xml"), "duplicate-url"),
         ]
         assert sum(e.lastmod is not None for e in entries) == 25
+
+
+def test_yoast_index_served_on_the_bare_host_lists_its_www_twin(corpus, serve):
+    """10beasts' real index names its children on http://www.10beasts.cn: served as the
+    bare host's index, every child is on the www twin (Search Console's "Path mismatch:
+    Includes www", the stale index of a move), and none is read."""
+    site = corpus / SITES / "10beasts+10beasts.github.io"
+    rewrites: dict[str, str] = {}
+    server = _mirror(serve, site, rewrites)
+    rewrites["http://www.10beasts.cn"] = server.origin.replace("127.0.0.1", "www.127.0.0.1")
+    w, entries = _walk(server.url("/sitemap_index.xml"))
+    assert entries == []
+    assert [p.code for p in w.problems] == ["cross-host", "path-mismatch"]
+    detail = w.problems[1].detail
+    assert detail.startswith("Path mismatch: Includes www: 3 sitemap(s)")
+    assert "after a move?" in detail
 
 
 def test_sitemap_host_pages_count_only_through_robots_cross_submission(corpus, serve):

@@ -20,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from auditor.models import Extensions
 from auditor.walker import Walk, fastxml, formats, pages
+from auditor.walker.extensions import RecordExtras
 from auditor.walker.fastxml import FastUrlset
 from auditor.walker.formats import SitemapReader
 from auditor.walker.output import write_jsonl, write_walk_jsonl
@@ -92,7 +94,9 @@ def test_plain_records_are_read_by_pattern(monkeypatch, extra):
     counted = count_plain(monkeypatch)
     records, problems, kind, _ = assert_same(plain_urlset(3000, extra), 4096)
     assert len(records) == 3000 and problems == [] and kind == "urlset"
-    assert records[1] == ("https://example.com/p/1?a=1&b=2", "2026-10-02T10:00:00+02:00", None)
+    image = Extensions(image_count=1, first_image="https://example.com/i.jpg")
+    third = RecordExtras(None, image) if "image" in extra else None
+    assert records[1] == ("https://example.com/p/1?a=1&b=2", "2026-10-02T10:00:00+02:00", third)
     assert sum(counted) >= 2990  # all but the first records, which expat reads
 
 

@@ -434,6 +434,8 @@ def test_cli_jsonl_keys_and_values(formats_server, capsys):
             "lastmod_raw": "2026-10-05T09:00:00Z",
             "sitemap": sitemap,
             "news_publication_date": "2026-10-05T06:30:00+00:00",
+            "news_title": "A",
+            "news_language": "en",
         },
         {
             "loc": server.url("/news/b"),
@@ -442,6 +444,8 @@ def test_cli_jsonl_keys_and_values(formats_server, capsys):
             "lastmod_raw": None,
             "sitemap": sitemap,
             "news_publication_date": "2026-10-04T00:00:00+00:00",
+            "news_title": "B",
+            "news_language": "en",
         },
         {
             "loc": server.url("/news/c"),
@@ -453,8 +457,8 @@ def test_cli_jsonl_keys_and_values(formats_server, capsys):
     ]
     # key order as the contract lists them, news_publication_date only where present
     assert [list(r) for r in news] == [
-        [*BASE_KEYS, "news_publication_date"],
-        [*BASE_KEYS, "news_publication_date"],
+        [*BASE_KEYS, "news_publication_date", "news_title", "news_language"],
+        [*BASE_KEYS, "news_publication_date", "news_title", "news_language"],
         BASE_KEYS,
     ]
 
