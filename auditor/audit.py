@@ -24,7 +24,7 @@ from auditor.models import SitemapFile
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
-from auditor.scorer.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation
+from auditor.scorer.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation, Reason
 from auditor.scorer.window import WINDOW_DAYS, WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
@@ -34,6 +34,7 @@ from auditor.walker.reuse import PreviousRun
 if TYPE_CHECKING:
     import pandas as pd
 
+    from auditor.dispersion import DispersionReport
     from auditor.dispersion.segments import Segmenter
     from auditor.history import History, RunRecord
     from auditor.history.crawl import CrawlCounts
@@ -206,7 +207,29 @@ def run_audit(
     problems = tuple(p.to_dict() for p in inventory.problems[:MAX_PROBLEMS_KEPT])
     seed = _seed(site, previous.runs_so_far, options.seed)
     result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems, seed=seed)
+    result = _with_extensions(result, inventory, inputs.dispersion)
     return AuditBundle(result, inventory.files, inventory.entries, tuple(observations))
+
+
+def _with_extensions(
+    result: AuditResult, inventory: Inventory, dispersion: DispersionReport
+) -> AuditResult:
+    """The result with what the sitemap extensions say (as ``auditor inspect`` does): their
+    shares in ``dispersion.extensions``, and a ``publication-date-right`` note per news
+    sitemap whose lastmod says nothing while its publication dates are right."""
+    from auditor.inspection import inspection_of
+
+    found = inspection_of(inventory, dispersion)
+    if found.extensions is None:
+        return result
+    by_sitemap = {k: v.to_dict() for k, v in found.sitemap_extensions.items()}
+    extensions = {**found.extensions.to_dict(), "by_sitemap": by_sitemap}
+    notes = [Reason(str(n["code"]), str(n["detail"]), str(n["segment"])) for n in found.notes]
+    return replace(
+        result,
+        dispersion={**result.dispersion, "extensions": extensions},
+        notes=(*result.notes, *notes),
+    )
 
 
 def save_audit(history: History, bundle: AuditBundle) -> AuditResult:

@@ -17,10 +17,13 @@ __all__ = [
     "EXPORT_TABLES",
     "coverage_tables",
     "export_tables",
+    "extension_table",
     "neutralise_formulas",
 ]
 
-EXPORT_TABLES = ("sites", "runs", "segments", "pages", "coverage", "coverage_findings")
+EXPORT_TABLES = (
+    "sites", "runs", "segments", "pages", "coverage", "coverage_findings", "extensions"
+)  # fmt: skip
 _FORMULA_STARTS = ("=", "+", "-", "@")
 
 
@@ -43,13 +46,13 @@ _SUFFIXES = {"json": "jsonl"}
 
 def export_tables(history: History, fmt: str, folder: Path) -> list[Path]:
     """Write sites, runs, segments (sub-sitemap verdicts), pages (page observations) and
-    each site's coverage (per sub-sitemap, and finding by finding) to ``folder`` in
-    ``fmt``; returns the files written."""
+    each site's coverage (per sub-sitemap, and finding by finding) and each run's sitemap
+    extensions (per sub-sitemap) to ``folder`` in ``fmt``; returns the files written."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    tables = coverage_tables(history)
+    tables = {**coverage_tables(history), "extensions": extension_table(history)}
     for name in EXPORT_TABLES:
         frame = tables[name] if name in tables else history.table(name)
         path = folder / f"{name}.{_SUFFIXES.get(fmt, fmt)}"
@@ -90,3 +93,25 @@ def coverage_tables(history: History) -> dict[str, pd.DataFrame]:
         "coverage": pd.DataFrame(counts, columns=list(COVERAGE_COLUMNS)),
         "coverage_findings": pd.DataFrame(findings, columns=list(FINDING_COLUMNS)),
     }
+
+
+#: The columns of the extensions table (an empty table keeps them).
+EXTENSION_COLUMNS = (
+    "run_id", "site", "started_at", "sitemap", "urls", "with_hreflang", "share_with_hreflang",
+    "with_images", "share_with_images", "with_video", "share_with_video", "news", "share_news",
+)  # fmt: skip
+
+
+def extension_table(history: History) -> pd.DataFrame:
+    """Each run's sitemap extensions, one row per sub-sitemap that carries any: URLs with
+    hreflang alternates, with images, with video, news entries, and their shares (from
+    the stored results' ``dispersion.extensions``)."""
+    rows: list[dict[str, object]] = []
+    runs = history.table("runs")
+    for run_id, site, started in zip(runs["run_id"], runs["site"], runs["started_at"], strict=True):
+        result = history.result(int(run_id)) or {}
+        found = (result.get("dispersion") or {}).get("extensions") or {}
+        for sitemap, shares in (found.get("by_sitemap") or {}).items():
+            row = {"run_id": run_id, "site": site, "started_at": started, "sitemap": sitemap}
+            rows.append({**row, **shares})
+    return pd.DataFrame(rows, columns=list(EXTENSION_COLUMNS))

@@ -55,7 +55,7 @@ REASON_CODES = frozenset(
 
 
 #: Notes: what a run observed that explains its figures without deciding a verdict.
-NOTE_CODES = frozenset({"template-change", "near-bar"})
+NOTE_CODES = frozenset({"template-change", "near-bar", "publication-date-right"})
 
 
 @dataclass(frozen=True)

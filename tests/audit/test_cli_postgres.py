@@ -43,8 +43,8 @@ def test_the_history_commands_on_postgresql(postgres_server, tmp_path, monkeypat
         assert main(["export", "--format", "csv", "--out", "export"]) == 0
         exported = capsys.readouterr().out.split()
         assert sorted(Path(p).name for p in exported) == [
-            "coverage.csv", "coverage_findings.csv", "pages.csv", "runs.csv", "segments.csv",
-            "sites.csv",
+            "coverage.csv", "coverage_findings.csv", "extensions.csv", "pages.csv", "runs.csv",
+            "segments.csv", "sites.csv",
         ]  # fmt: skip
 
         aged = (datetime.now(UTC) - timedelta(days=60)).isoformat(timespec="microseconds")

@@ -22,7 +22,15 @@ def test_every_table_in_every_format(audited, tmp_path, fmt):
     suffix = {"json": "jsonl"}.get(fmt, fmt)  # JSON exports are JSON Lines, named so
     assert [p.name for p in paths] == [
         f"{n}.{suffix}"
-        for n in ("sites", "runs", "segments", "pages", "coverage", "coverage_findings")
+        for n in (
+            "sites",
+            "runs",
+            "segments",
+            "pages",
+            "coverage",
+            "coverage_findings",
+            "extensions",
+        )
     ]
     for path in paths[:4]:
         name = path.stem
@@ -61,6 +69,7 @@ def test_export_command(audited, tmp_path, capsys):
         "pages.jsonl",
         "coverage.jsonl",
         "coverage_findings.jsonl",
+        "extensions.jsonl",
     ]
     coverage = [json.loads(line) for line in (tmp_path / "coverage.jsonl").read_text().splitlines()]
     assert coverage and {"sitemap", "urls", "crawled", "not_crawled", "noindex"} <= set(coverage[0])
