@@ -26,6 +26,7 @@ PROBLEM_CODES = frozenset(
         "invalid-lastmod",
         "wrong-namespace",
         "max-files",
+        "unsupported-encoding",
     }
 )
 

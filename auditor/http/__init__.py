@@ -10,7 +10,8 @@ Every request auditor makes goes through :class:`HttpClient`:
 - the body is streamed, never read whole, and capped (``max_bytes`` after
   decompression): :class:`Body` stops at the cap and says so;
 - gzip is judged by the magic bytes ``1f 8b``, whatever the name, and
-  ``Content-Encoding: gzip``/``deflate`` is decoded here too, both capped;
+  ``Content-Encoding: gzip``/``deflate``/``br``/``zstd`` is decoded here too, all
+  capped; another coding is ``unsupported-encoding``, never parsed;
 - redirects are followed by hand: at most ``max_redirects``, and only within
   the origin (:func:`same_origin`: scheme, host and port, or the ``https``
   upgrade of the same host); any other is returned as a failure, not followed.
@@ -36,6 +37,7 @@ import requests
 
 from auditor import __version__
 from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_as_it_arrives, read_local_file
+from auditor.http.codings import ACCEPT_ENCODING
 from auditor.http.conditional import conditional_headers
 from auditor.http.deadline import Deadline, WatchedAdapter, current_request
 
@@ -154,7 +156,7 @@ class HttpClient:
         self.session.headers.update(
             {
                 "User-Agent": self.options.user_agent,
-                "Accept-Encoding": "gzip, deflate",
+                "Accept-Encoding": ACCEPT_ENCODING,
                 "Accept": self.options.accept,
             }
         )
