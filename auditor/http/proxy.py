@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import requests.utils
 
@@ -63,16 +63,20 @@ def check_proxy(url: str) -> str:
 
 
 def masked(url: str) -> str:
-    """``url`` with the password of its user part replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
+    """``url`` with the password of its user part replaced by ``***``.
+
+    Read without a URL parser, which gives up on a malformed URL (a ``?`` or ``/`` in
+    the password) and would then show it whole: everything before the last ``@`` after
+    the scheme is the user part, its name kept up to the first ``:``.
+    """
+    head, sep, rest = url.partition("://")
+    if not sep:
+        head, rest = "", url
+    if "@" not in rest:
         return url
-    user, _, host = parts.netloc.rpartition("@")
-    name = user.split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{name}:***@{host}"))
+    userinfo, _, after = rest.rpartition("@")
+    name, colon, _ = userinfo.partition(":")
+    return f"{head}{sep}{name}{':***' if colon else ''}@{after}"
 
 
 def proxies_for(url: str, proxy: str | None, *, env: bool) -> dict[str, str]:
