@@ -187,3 +187,18 @@ def _read(client: HttpClient, url: str) -> int | str:
         return f"{response.code}: {response.detail}"
     b"".join(response.body)
     return response.status
+
+
+def test_inspect_and_plans_walk_go_through_the_proxy(serve, tmp_path, capsys):
+    server = small_site(serve)
+    db = ["--db", str(tmp_path / "h.sqlite3")]
+    audit = ["audit", server.origin, "--delay", "0.01", "--out", str(tmp_path / "r"), *db]
+    assert main(audit) == 0
+    before = len(server.log)
+    with ForwardProxy() as proxy:
+        assert main(["inspect", server.origin, "--proxy", proxy.url, "--json"]) == 0
+        assert main(["plan", server.origin, "--proxy", proxy.url, *db]) == 0
+        paths = relayed_paths(proxy, server)
+    assert paths == server.paths()[before:]  # every request since the audit came through it
+    assert paths[:2] == ["/robots.txt", "/sitemap.xml"] and "/sitemap.xml" in paths[2:]
+    capsys.readouterr()
