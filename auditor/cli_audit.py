@@ -307,12 +307,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _site_named(text: str) -> str:
+    """The site origin ``text`` names (every spelling of a host as one), or ``text``."""
+    from auditor.audit import site_of
+    from auditor.errors import UsageError
+
+    try:
+        return site_of(text)[0]
+    except UsageError:
+        return text
+
+
 def _cmd_history(args: argparse.Namespace) -> int:
     from auditor.history import History
     from auditor.terminal import render_table
 
     with History.open(args.db) as history:
-        runs = history.runs(args.site)
+        runs = history.runs(_site_named(args.site) if args.site else None)
+        if args.site and not runs:  # an origin stored as written before host names were one
+            runs = history.runs(args.site)
     rows = [
         {
             "run_id": r.run_id,

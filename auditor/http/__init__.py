@@ -12,8 +12,8 @@ Every request auditor makes goes through :class:`HttpClient`:
 - gzip is judged by the magic bytes ``1f 8b``, whatever the name, and
   ``Content-Encoding: gzip``/``deflate``/``br``/``zstd`` is decoded here too, all
   capped; another coding is ``unsupported-encoding``, never parsed;
-- hosts are keyed in one spelling (:mod:`auditor.http.hosts`): IDNA, case, the
-  trailing dot, IPv6 literals;
+- hosts are keyed, and requested, in one spelling (:mod:`auditor.http.hosts`): IDNA,
+  case, the trailing dot, IPv6 literals, the default port;
 - requests leave through ``HttpOptions.proxy`` or the environment's proxy
   (:mod:`auditor.http.proxy`), with the user's ``HttpOptions.headers`` added
   (:mod:`auditor.http.extra_headers`: never a User-Agent, values never logged);
@@ -46,7 +46,7 @@ from auditor.http.codings import ACCEPT_ENCODING
 from auditor.http.conditional import conditional_headers
 from auditor.http.deadline import Deadline, WatchedAdapter, current_request
 from auditor.http.extra_headers import check_header
-from auditor.http.hosts import host_key
+from auditor.http.hosts import host_key, request_url
 from auditor.http.proxy import ca_bundle, check_proxy, masked, proxies_for
 
 __all__ = [
@@ -320,7 +320,7 @@ class HttpClient:
         received: list[requests.Response] = []  # to close a response requests chokes on
         try:
             resp = self.session.get(
-                url,
+                request_url(url),
                 headers=headers,
                 proxies=proxies_for(url, self.options.proxy, env=self.options.env_proxy),
                 stream=True,

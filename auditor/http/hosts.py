@@ -25,7 +25,15 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import idna
 
-__all__ = ["DEFAULT_PORTS", "canonical_host", "host_key", "origin", "origin_parts", "url_key"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "canonical_host",
+    "host_key",
+    "origin",
+    "origin_parts",
+    "request_url",
+    "url_key",
+]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
@@ -107,6 +115,23 @@ def url_key(url: str) -> str:
             scheme, netloc, _escapes(parts.path), _escapes(parts.query), _escapes(parts.fragment)
         )
     )
+
+
+def request_url(url: str) -> str:
+    """``url`` as the door requests it: its host in its one spelling and the default port
+    dropped (so the ``Host`` header, TLS's server name and a proxy see one name), the rest
+    exactly as written; a URL whose host cannot be normalised is left as it is."""
+    try:
+        parts = urlsplit(url)
+        scheme, host, port = origin_parts(url)
+    except ValueError:
+        return url
+    netloc = _netloc(host, port, scheme)
+    if "@" in parts.netloc:
+        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
+    if netloc == parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _netloc(host: str, port: int | None, scheme: str) -> str:

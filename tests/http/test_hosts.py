@@ -158,3 +158,56 @@ def test_two_spellings_of_an_ipv6_host_wait_for_each_other():
         )
         assert sorted(server.paths()) == ["/a", "/b"]
         assert _spaced(server.log, delay)
+
+
+def test_an_idn_site_audited_through_a_proxy_is_one_site_whatever_its_spelling(
+    serve, tmp_path, capsys
+):
+    """The site is written bücher.example, its sitemap lists BÜCHER.example. and the
+    A-label: all one origin (nothing cross-host), one site in the history, found again
+    under any spelling; the proxy alone maps the name to the loopback server."""
+    import json
+
+    from auditor.cli import main
+
+    server = serve(routes={})
+    port = server.port
+    spellings = (
+        f"http://BÜCHER.example.:{port}",
+        f"http://{IDN}:{port}",
+        f"http://bücher.example:{port}",
+    )
+    page = b"<html><head><title>t</title></head><body><p>hello</p></body></html>"
+    urls = "".join(
+        f"<url><loc>{o}/{n}.html</loc></url>" for o, n in zip(spellings, "abc", strict=True)
+    )
+    sitemap = (
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
+    )
+    robots = f"Sitemap: http://bücher.example:{port}/sitemap.xml\n".encode()
+    server.routes.update(
+        {
+            "/robots.txt": lambda h: send(h, 200, robots, "text/plain"),
+            "/sitemap.xml": lambda h: send(h, 200, sitemap),
+            **{f"/{n}.html": (lambda h: send(h, 200, page, "text/html")) for n in "abc"},
+        }
+    )
+
+    def resolve(host: str, port_: int) -> tuple[str, int]:
+        assert canonical_host(host) == IDN and port_ == port
+        return "127.0.0.1", port
+
+    db = ["--db", str(tmp_path / "h.sqlite3")]
+    with ForwardProxy(resolve) as proxy:
+        args = ["audit", f"http://bücher.example:{port}", "--proxy", proxy.url, "--delay", "0.01"]
+        assert main([*args, "--out", str(tmp_path / "r"), "--json", *db]) == 0
+        result = json.loads(capsys.readouterr().out)
+    assert result["site"] == f"http://{IDN}:{port}"
+    assert result["inventory"]["urls"] == 3 and result["inventory"]["problems"] == 0
+    assert {"/a.html", "/b.html", "/c.html"} <= set(server.paths())
+    assert all(r.target.startswith(f"http://{IDN}:{port}/") for r in proxy.log), [
+        r.target for r in proxy.log
+    ]
+    for spelling in spellings:
+        assert main(["history", spelling, "--json", *db]) == 0
+        assert [r["site"] for r in json.loads(capsys.readouterr().out)] == [f"http://{IDN}:{port}"]
