@@ -26,10 +26,11 @@ from auditor.cli_args import (
     add_http_options,
     add_log_options,
     add_max_files,
+    http_options,
     progress_for,
 )
 from auditor.errors import AuditorError, UsageError
-from auditor.http import PAGE_ACCEPT, HttpClient, HttpOptions
+from auditor.http import PAGE_ACCEPT, HttpClient
 from auditor.logs import level_for, logging_to
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
@@ -112,7 +113,7 @@ def _add_inspect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _cmd_walk(args: argparse.Namespace) -> int:
     options = WalkOptions(
-        http=HttpOptions(timeout=args.timeout, contact=args.contact),
+        http=http_options(args),
         max_files=args.max_files,
     )
     progress = progress_for(args)
@@ -144,7 +145,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from auditor.walker.inventory import read_entries_file
 
     options = WalkOptions(
-        http=HttpOptions(timeout=args.timeout, contact=args.contact),
+        http=http_options(args),
         max_files=args.max_files,
     )
     previous = read_entries_file(args.previous) if args.previous else None
@@ -223,7 +224,7 @@ def _cmd_page(args: argparse.Namespace) -> int:
         evidence = read_page_file(Path(target.value), rdfa=args.rdfa)
     else:
         url = target.value if target.kind == "url" else target.value + "/"
-        options = HttpOptions(timeout=args.timeout, contact=args.contact, accept=PAGE_ACCEPT)
+        options = http_options(args, accept=PAGE_ACCEPT)
         with HttpClient(options) as client:
             evidence = evidence_of(download_page(client, url), rdfa=args.rdfa)
     if args.json:

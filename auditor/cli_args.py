@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
-from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT
+from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
 from auditor.logs import Progress
 from auditor.walker import DEFAULT_MAX_FILES
 
@@ -19,6 +20,7 @@ __all__ = [
     "add_http_options",
     "add_log_options",
     "add_max_files",
+    "http_options",
     "non_negative_float",
     "positive_float",
     "positive_int",
@@ -60,7 +62,7 @@ def positive_int(text: str) -> int:
 
 
 def add_http_options(parser: argparse.ArgumentParser) -> None:
-    """--timeout and --contact."""
+    """--timeout, --contact, --proxy and --header."""
     parser.add_argument(
         "--timeout",
         type=positive_float,
@@ -76,6 +78,53 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
         help="contact URL or e-mail put in the User-Agent (default: $AUDITOR_CONTACT or the "
         "project page)",
     )
+    parser.add_argument(
+        "--proxy",
+        type=_proxy,
+        metavar="URL",
+        help="send every request through this proxy, robots.txt included: http://, https://, "
+        "socks5:// or socks5h:// (SOCKS: the 'socks' extra); default: $HTTPS_PROXY, "
+        "$HTTP_PROXY, $ALL_PROXY, less $NO_PROXY",
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        type=_header,
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="add this header to every request (repeatable; a cookie, a partner's API key); "
+        "never logged, reported or saved; a User-Agent is refused (see --contact)",
+    )
+
+
+def _proxy(text: str) -> str:
+    from auditor.http.proxy import ProxyError, check_proxy
+
+    try:
+        return check_proxy(text)
+    except ProxyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _header(text: str) -> tuple[str, str]:
+    from auditor.http.extra_headers import HeaderError, parse_header
+
+    try:
+        return parse_header(text)
+    except HeaderError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def http_options(args: argparse.Namespace, **overrides: Any) -> HttpOptions:
+    """The HttpOptions of a command's --timeout, --contact, --proxy and --header, with
+    ``overrides`` (e.g. ``accept=PAGE_ACCEPT``)."""
+    given = {
+        "timeout": args.timeout,
+        "contact": args.contact,
+        "proxy": args.proxy,
+        "headers": tuple(args.header),
+    }
+    return HttpOptions(**{**given, **overrides})
 
 
 def add_max_files(parser: argparse.ArgumentParser) -> None:

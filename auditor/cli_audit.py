@@ -22,12 +22,13 @@ from auditor.cli_args import (
     add_db_option,
     add_http_options,
     add_max_files,
+    http_options,
     non_negative_float,
     positive_int,
     progress_for,
 )
 from auditor.cli_fleet import add_fleet_options, is_fleet, run_fleet, sites_of
-from auditor.http import PAGE_ACCEPT, HttpOptions
+from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
 from auditor.sampler.defaults import DEFAULT_SAMPLE
 from auditor.sampler.pacing import DEFAULT_DELAY
@@ -191,16 +192,14 @@ def _options(args: argparse.Namespace) -> AuditOptions:
     from auditor.audit import AuditOptions
     from auditor.sampler import SampleOptions
 
-    http = HttpOptions(timeout=args.timeout, contact=args.contact)
+    http = http_options(args)
     return AuditOptions(
         walk=WalkOptions(http=http, max_files=args.max_files),
         sample=SampleOptions(
             sample=args.sample,
             delay=args.delay,
             sequential=not args.full_sample,
-            http=HttpOptions(
-                timeout=args.timeout, contact=args.contact, retries=0, accept=PAGE_ACCEPT
-            ),
+            http=http_options(args, retries=0, accept=PAGE_ACCEPT),
         ),
     )
 
@@ -216,6 +215,7 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
 
 def _cmd_audit(args: argparse.Namespace) -> int:
     from auditor.audit import audit_site
+    from auditor.fleet.engine import with_proxy
     from auditor.history import History
     from auditor.report import write_report
 
@@ -225,7 +225,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             return run_fleet(args, found, _options(args), history)
     progress = progress_for(args)
     with History.open(args.db) as history:
-        result = audit_site(found.targets[0], history, _options(args), on_progress=progress)
+        options = with_proxy(_options(args), found.proxy_of(0))
+        result = audit_site(found.targets[0], history, options, on_progress=progress)
         progress.clear()
         path = write_report(history, result.site, Path(args.out))
     result = replace(result, report=str(path))
@@ -306,12 +307,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _site_named(text: str) -> str:
+    """The site origin ``text`` names (every spelling of a host as one), or ``text``."""
+    from auditor.audit import site_of
+    from auditor.errors import UsageError
+
+    try:
+        return site_of(text)[0]
+    except UsageError:
+        return text
+
+
 def _cmd_history(args: argparse.Namespace) -> int:
     from auditor.history import History
     from auditor.terminal import render_table
 
     with History.open(args.db) as history:
-        runs = history.runs(args.site)
+        runs = history.runs(_site_named(args.site) if args.site else None)
+        if args.site and not runs:  # an origin stored as written before host names were one
+            runs = history.runs(args.site)
     rows = [
         {
             "run_id": r.run_id,

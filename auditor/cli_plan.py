@@ -21,6 +21,7 @@ from auditor.cli_args import (
     add_db_option,
     add_http_options,
     add_max_files,
+    http_options,
     positive_float,
     positive_int,
 )
@@ -119,16 +120,13 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
 def _cmd_plan(args: argparse.Namespace) -> int:
     from auditor.fleet import crawl_list
     from auditor.history import History
-    from auditor.http import HttpOptions
     from auditor.planner import plan
     from auditor.walker import WalkOptions
 
     sites = None
     if args.site or args.sites:
         sites = list(crawl_list(args.site, args.sites).sites)
-    options = WalkOptions(
-        http=HttpOptions(timeout=args.timeout, contact=args.contact), max_files=args.max_files
-    )
+    options = WalkOptions(http=http_options(args), max_files=args.max_files)
     counts: Counter[tuple[str, str]] = Counter()
     with History.open(args.db) as history:
         known = {record.origin for record in history.sites()}

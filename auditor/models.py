@@ -34,6 +34,7 @@ PROBLEM_CODES = frozenset(
         "changefreq-in-index",
         "too-many-sitemaps",
         "duplicate-sitemap",
+        "unsupported-encoding",
     }
 )
 

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.crawl.records import FetchRecord, fetch_record
 from auditor.history.crawl import CrawlLogRow, CrawlState
-from auditor.walker.locs import DEFAULT_PORTS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,24 +84,11 @@ class CrawlSummary:
 
 def site_origin(url: str) -> str | None:
     """The origin of an http(s) URL as the history names sites (``https://example.com``,
-    a port only when not the scheme's default), or None."""
-    from urllib.parse import urlsplit
+    a port only when not the scheme's default; every spelling of one host as one, see
+    :func:`auditor.http.hosts.origin`), or None."""
+    from auditor.http.hosts import origin
 
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
-    if scheme not in DEFAULT_PORTS or not host:
-        return None
-    if ":" in host:
-        host = f"[{host}]"
-    return (
-        f"{scheme}://{host}"
-        if port in (None, DEFAULT_PORTS[scheme])
-        else f"{scheme}://{host}:{port}"
-    )
+    return origin(url)
 
 
 #: Where a URL was listed when it was fetched, and with which lastmod: by default the

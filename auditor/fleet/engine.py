@@ -118,6 +118,7 @@ class _Sent:
 
     site: str
     target: str
+    proxy: str | None = None  # the crawl list's proxy for the site (None: the fleet's)
     at: float = 0.0
     resends: int = 0  # times sent again after its host table was lost
 
@@ -169,7 +170,10 @@ class _Waiting:
 
     def __init__(self, found: CrawlList) -> None:
         self._again: deque[_Sent] = deque()
-        self._rest = (_Sent(s, t) for s, t in zip(found.sites, found.targets, strict=True))
+        self._rest = (
+            _Sent(s, t, found.proxy_of(i))
+            for i, (s, t) in enumerate(zip(found.sites, found.targets, strict=True))
+        )
 
     def send_again(self, sent: _Sent) -> None:
         self._again.append(replace(sent, resends=sent.resends + 1))
@@ -213,7 +217,11 @@ def _run(
                     yield _table_lost(sent.site, gate.restarts)
             for sent in waiting.take(0 if given_up else fleet.slots - len(fleet.running)):
                 task = SiteTask(
-                    sent.site, sent.target, previous_of(history, sent.site), options, site_timeout
+                    sent.site,
+                    sent.target,
+                    previous_of(history, sent.site),
+                    with_proxy(options, sent.proxy),
+                    site_timeout,
                 )
                 future = client.submit(run_on_worker, _shipped(client, task), gate.ref, pure=False)
                 fleet.running[future] = replace(sent, at=time.monotonic())
@@ -237,6 +245,15 @@ def _run(
         if fleet.running and cancel:
             client.cancel(list(fleet.running))
         gate.release()
+
+
+def with_proxy(options: AuditOptions, proxy: str | None) -> AuditOptions:
+    """``options`` with every request of the site through ``proxy`` (unchanged if None)."""
+    if proxy is None:
+        return options
+    walk = replace(options.walk, http=replace(options.walk.http, proxy=proxy))
+    sample = replace(options.sample, http=replace(options.sample.http, proxy=proxy))
+    return replace(options, walk=walk, sample=sample)
 
 
 def _started_again(gate: FleetGate) -> bool:

@@ -101,10 +101,13 @@ class GateLost(AuditorError):
 
 
 def host_of(url: str) -> str:
-    """The host name a URL's request counts against (lower case; ports and scheme apart)."""
+    """The host name a URL's request counts against (ports and scheme apart; every
+    spelling of one host as one: :func:`auditor.http.hosts.host_key`)."""
     from urllib.parse import urlsplit
 
-    return (urlsplit(url).hostname or "").lower()
+    from auditor.http.hosts import host_key
+
+    return host_key(urlsplit(url).hostname or "")
 
 
 @dataclass

@@ -6,6 +6,10 @@ reads standard input. Two lines naming one site (``example.com`` and
 ``https://example.com/``, or a site and one of its sitemaps) are one site: the
 first line wins, the others are counted as duplicates. A line that names no site
 is a usage error that names the file and the line, before anything is audited.
+
+A line may name a proxy for its site in a second column (after a space or a tab):
+``shop.example socks5h://10.0.0.7:1080``. That site's requests, robots.txt included,
+all go through it; the others use the fleet's ``--proxy`` (or the environment's).
 """
 
 from __future__ import annotations
@@ -27,15 +31,21 @@ class CrawlList:
     """The sites of a fleet, in the order given, each once.
 
     ``targets[i]`` is what was written for ``sites[i]`` (the site origin, or the
-    sitemap URL to walk); ``duplicates`` are the lines left out as repeats.
+    sitemap URL to walk); ``duplicates`` are the lines left out as repeats;
+    ``proxies[i]``, when given, the proxy of ``sites[i]``'s line (None: the fleet's).
     """
 
     sites: tuple[str, ...]
     targets: tuple[str, ...]
     duplicates: tuple[str, ...] = ()
+    proxies: tuple[str | None, ...] = ()
 
     def __len__(self) -> int:
         return len(self.sites)
+
+    def proxy_of(self, index: int) -> str | None:
+        """The proxy the crawl list names for its ``index``-th site, or None."""
+        return self.proxies[index] if index < len(self.proxies) else None
 
 
 def read_site_lines(handle: TextIO, name: str) -> list[tuple[str, str]]:
@@ -65,12 +75,14 @@ def crawl_list(
 
     Raises :class:`UsageError` naming the line of the first entry that is not a site.
     """
-    given = [(text, "argument") for text in sites]
+    given: list[tuple[str, str, str | None]] = [(text, "argument", None) for text in sites]
     for path in files:
-        given += _lines_of(path, stdin)
-    origins: dict[str, str] = {}
+        for text, where in _lines_of(path, stdin):
+            site_text, proxy = _proxy_column(text, where)
+            given.append((site_text, where, proxy))
+    origins: dict[str, tuple[str, str | None]] = {}
     duplicates = []
-    for text, where in given:
+    for text, where, proxy in given:
         try:
             origin, target = site_of(text)
         except UsageError as exc:
@@ -78,5 +90,28 @@ def crawl_list(
         if origin in origins:
             duplicates.append(text)
             continue
-        origins[origin] = target.value if target.kind == "url" else origin
-    return CrawlList(tuple(origins), tuple(origins.values()), tuple(duplicates))
+        origins[origin] = (target.value if target.kind == "url" else origin, proxy)
+    found = origins.values()
+    return CrawlList(
+        tuple(origins),
+        tuple(target for target, _ in found),
+        tuple(duplicates),
+        tuple(proxy for _, proxy in found),
+    )
+
+
+def _proxy_column(text: str, where: str) -> tuple[str, str | None]:
+    """A crawl-list line's site and, in its second column, its proxy (checked)."""
+    from auditor.http.proxy import ProxyError, check_proxy
+
+    words = text.split()
+    if len(words) == 1:
+        return words[0], None
+    if len(words) > 2:
+        raise UsageError(
+            f"{where}: a line holds a site and at most a proxy, got {len(words)} words"
+        )
+    try:
+        return words[0], check_proxy(words[1])
+    except ProxyError as exc:
+        raise UsageError(f"{where}: {exc}") from exc

@@ -10,7 +10,13 @@ Every request auditor makes goes through :class:`HttpClient`:
 - the body is streamed, never read whole, and capped (``max_bytes`` after
   decompression): :class:`Body` stops at the cap and says so;
 - gzip is judged by the magic bytes ``1f 8b``, whatever the name, and
-  ``Content-Encoding: gzip``/``deflate`` is decoded here too, both capped;
+  ``Content-Encoding: gzip``/``deflate``/``br``/``zstd`` is decoded here too, all
+  capped; another coding is ``unsupported-encoding``, never parsed;
+- hosts are keyed, and requested, in one spelling (:mod:`auditor.http.hosts`): IDNA,
+  case, the trailing dot, IPv6 literals, the default port;
+- requests leave through ``HttpOptions.proxy`` or the environment's proxy
+  (:mod:`auditor.http.proxy`), with the user's ``HttpOptions.headers`` added
+  (:mod:`auditor.http.extra_headers`: never a User-Agent, values never logged);
 - redirects are followed by hand: at most ``max_redirects``, and only within
   the origin (:func:`same_origin`: scheme, host and port, or the ``https``
   upgrade of the same host); any other is returned as a failure, not followed.
@@ -36,8 +42,12 @@ import requests
 
 from auditor import __version__
 from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_as_it_arrives, read_local_file
+from auditor.http.codings import ACCEPT_ENCODING
 from auditor.http.conditional import conditional_headers
 from auditor.http.deadline import Deadline, WatchedAdapter, current_request
+from auditor.http.extra_headers import check_header
+from auditor.http.hosts import host_key, request_url
+from auditor.http.proxy import ca_bundle, check_proxy, masked, proxies_for
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -89,11 +99,36 @@ class HttpOptions:
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     contact: str = DEFAULT_CONTACT
     accept: str = SITEMAP_ACCEPT
+    #: Every request through this proxy (``http://``, ``https://``, ``socks5://``,
+    #: ``socks5h://``; see :mod:`auditor.http.proxy`); None: the environment's, if any.
+    proxy: str | None = field(default=None, repr=False)
+    #: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` honoured when no
+    #: ``proxy`` is given.
+    env_proxy: bool = True
+    #: ``(name, value)`` pairs sent on every request (cookies, a partner's API key): never
+    #: a User-Agent (see :mod:`auditor.http.extra_headers`); the values never logged.
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if self.proxy is not None:
+            check_proxy(self.proxy)
+        object.__setattr__(self, "headers", tuple(check_header(*h) for h in self.headers))
 
     @property
     def user_agent(self) -> str:
         """The User-Agent header: tool, version and contact."""
         return f"auditor/{__version__} (+{self.contact})"
+
+    @property
+    def described(self) -> str:
+        """How requests leave, for a log line: the proxy (password masked) and the names
+        of the added headers, never their values."""
+        if self.proxy:
+            via = masked(self.proxy)
+        else:
+            via = "the environment's proxy, if any" if self.env_proxy else "no proxy"
+        names = ", ".join(name for name, _ in self.headers) or "none"
+        return f"via {via}; added headers: {names}"
 
 
 @dataclass(frozen=True)
@@ -151,13 +186,17 @@ class HttpClient:
         adapter = WatchedAdapter(pool_connections=4, pool_maxsize=8, max_retries=0)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
+        self.session.trust_env = False  # the environment is read explicitly (proxy.py)
+        self.session.verify = ca_bundle()
         self.session.headers.update(
             {
                 "User-Agent": self.options.user_agent,
-                "Accept-Encoding": "gzip, deflate",
+                "Accept-Encoding": ACCEPT_ENCODING,
                 "Accept": self.options.accept,
             }
         )
+        self.session.headers.update(dict(self.options.headers))
+        _log.debug("HTTP client: %s", self.options.described)
         self._clock = clock
         self._sleep = sleep
 
@@ -281,8 +320,9 @@ class HttpClient:
         received: list[requests.Response] = []  # to close a response requests chokes on
         try:
             resp = self.session.get(
-                url,
+                request_url(url),
                 headers=headers,
+                proxies=proxies_for(url, self.options.proxy, env=self.options.env_proxy),
                 stream=True,
                 allow_redirects=False,
                 timeout=(remaining, remaining),
@@ -366,7 +406,7 @@ def _off_origin(base: str, target: str) -> str | None:
     a, b = urlsplit(base), urlsplit(target)
     if b.scheme not in _DEFAULT_PORTS:
         return "to a URL that is not http(s)"
-    if not b.hostname or a.hostname != b.hostname:
+    if not b.hostname or host_key(a.hostname or "") != host_key(b.hostname):
         return "to another host"
     if a.scheme == "https" and b.scheme == "http":
         return "from https down to http (never followed)"

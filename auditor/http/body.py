@@ -1,8 +1,10 @@
 """Response bodies: streamed, decompressed in bounded steps, capped, timed.
 
 gzip is judged by the magic bytes ``1f 8b``, whatever the name;
-``Content-Encoding: gzip``/``deflate`` is decoded too. Every byte handed out
-counts against the cap (after decompression), so a gzip bomb stops at the cap.
+``Content-Encoding: gzip``/``deflate`` is decoded too, and ``br``/``zstd``
+(:mod:`auditor.http.codings`). Every byte handed out counts against the cap (after
+decompression), so a bomb of any of them stops at the cap. A coding auditor cannot
+decode is the problem ``unsupported-encoding``: none of its bytes is handed out.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 import requests
 import urllib3
 
+from auditor.http.codings import CodingError, decoder_for
 from auditor.http.deadline import Deadline
 
 __all__ = [
@@ -34,6 +37,10 @@ _INFLATE_STEP = 4 * CHUNK_SIZE
 
 
 class _TooLarge(Exception):
+    pass
+
+
+class _Unsupported(Exception):
     pass
 
 
@@ -75,6 +82,10 @@ class Body:
             self.problem = ("too-large", f"stopped at the {self._max_bytes:,}-byte limit")
         except zlib.error as exc:
             self.problem = ("not-well-formed", f"broken compressed stream: {exc}")
+        except CodingError as exc:
+            self.problem = ("not-well-formed", str(exc))
+        except _Unsupported as exc:
+            self.problem = ("unsupported-encoding", str(exc))
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             self.problem = self._network_problem(exc)
         finally:
@@ -124,10 +135,9 @@ class Body:
 
     def _decoded(self) -> Iterator[bytes]:
         chunks = self._timed()
-        if self._encoding in ("gzip", "x-gzip"):
-            chunks = _inflate(chunks, 16 + zlib.MAX_WBITS, self._max_bytes)
-        elif self._encoding == "deflate":
-            chunks = _inflate_deflate(chunks, self._max_bytes)
+        # Codings are listed in the order applied: undone from the last.
+        for coding in reversed([c.strip() for c in self._encoding.split(",")]):
+            chunks = self._undo(coding, chunks)
         first = b""
         for chunk in chunks:  # gather two bytes to judge gzip by its magic
             first += chunk
@@ -138,6 +148,22 @@ class Body:
             yield from _inflate(prepend(first, chunks), 16 + zlib.MAX_WBITS, self._max_bytes)
         else:
             yield from prepend(first, chunks)
+
+    def _undo(self, coding: str, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """``chunks`` with one content coding undone (capped); raises _Unsupported for a
+        coding auditor cannot read."""
+        if coding in ("", "identity"):
+            return chunks
+        if coding in ("gzip", "x-gzip"):
+            return _inflate(chunks, 16 + zlib.MAX_WBITS, self._max_bytes)
+        if coding == "deflate":
+            return _inflate_deflate(chunks, self._max_bytes)
+        decoder = decoder_for(coding)
+        if decoder is None:
+            raise _Unsupported(
+                f"Content-Encoding {coding[:40]!r} is not one auditor reads: not parsed"
+            )
+        return decoder(chunks, self._max_bytes)
 
     def _capped(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         for chunk in chunks:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from auditor.evidence import PAGE_MAX_BYTES, PageEvidence, failed_page, read_page
 from auditor.evidence.page import HTML_TYPES
 from auditor.http import FetchFailure, HttpClient, Response, retry_after_seconds, same_origin
+from auditor.http.hosts import host_key
 from auditor.http.walls import WALL_PROBE_BYTES, body_head, wall_of
 from auditor.sampler.pacing import OVERLOAD_LIMIT, HostPacer
 from auditor.sampler.robots import RobotsPolicy
@@ -79,7 +80,8 @@ class PageFetcher:
         time_budget: float | None = None,
     ) -> None:
         self.site = site
-        self.site_host = (urlsplit(site).hostname or "").lower()  # politeness is per host name
+        # politeness is per host name, every spelling of one host as one
+        self.site_host = host_key(urlsplit(site).hostname or "")
         self.client = client
         self.robots = robots
         self.pacer = pacer

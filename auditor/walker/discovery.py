@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 from auditor.errors import UsageError
+from auditor.http.hosts import origin
 
 __all__ = ["ROBOTS_MAX_BYTES", "Target", "classify_target", "decode_robots", "sitemaps_from_robots"]
 
@@ -42,7 +43,13 @@ class Target:
 
 
 def _origin(parts: SplitResult) -> str:
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
+    """The site origin of a parsed URL: every spelling of one host as one, the default
+    port dropped (:func:`auditor.http.hosts.origin`)."""
+    url = urlunsplit(parts)
+    found = origin(url)
+    if found is None:
+        raise UsageError(f"not a usable host name in {url}")
+    return found
 
 
 def classify_target(text: str) -> Target:

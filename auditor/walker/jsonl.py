@@ -31,6 +31,7 @@ from auditor.walker.dates import parse_rfc822, parse_w3c, utc_iso, w3c_text
 from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
 from auditor.walker.pages import Pages, Tally
+from auditor.walker.seen import dedup_keys
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -241,20 +242,21 @@ class JsonlLines:
         lines: list[str] = []
         emit = lines.append
         seen = pages.seen
-        seen.begin(map(hash, filter(None, locs)))
+        fast = judge.fast_prefixes
+        keys = dedup_keys(locs, fast)
+        seen.begin(keys)
         add_seen = seen.add
         parts = self._rss_parts if kind == "rss" else self._w3c_parts
-        fast = judge.fast_prefixes
         quote = _quote
         tally.records += len(batch)
         plain = _plain(locs)
-        for loc, raw, news_raw in batch:
+        for (loc, raw, news_raw), key in zip(batch, keys, strict=True):
             if not loc:
                 tally.without_loc += 1
                 continue
             if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
                 continue
-            if not add_seen(hash(loc)):
+            if not add_seen(key):
                 tally.duplicates += 1
                 tally.first_duplicate = tally.first_duplicate or loc
                 if len(tally.repeated) < _pages.REPEATED_MAX:

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
+from auditor.http.hosts import DEFAULT_PORTS, host_key
+
 __all__ = ["DEFAULT_PORTS", "LocJudge", "Origin", "origin_of"]
 
 Origin = tuple[str, str, int | None]  # scheme, host (lower case), port (default made explicit)
-DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin_of(url: str) -> Origin:
-    """(scheme, host, port) of a URL, lower-cased, with the default port explicit."""
+    """(scheme, host, port) of a URL, lower-cased, with the default port explicit; the
+    host in its one spelling (:func:`auditor.http.hosts.canonical_host`: IDNA, no
+    trailing dot, IPv6 compressed), so every spelling of one origin is one."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     try:
@@ -21,12 +24,13 @@ def origin_of(url: str) -> Origin:
         port = -1  # unusable port: matches no origin
     if port is None:
         port = DEFAULT_PORTS.get(scheme)
-    return scheme, (parts.hostname or "").lower(), port
+    return scheme, host_key(parts.hostname or ""), port
 
 
 def _prefix(origin: Origin) -> str:
     scheme, host, port = origin
-    netloc = host if port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    shown = f"[{host}]" if ":" in host else host
+    netloc = shown if port == DEFAULT_PORTS.get(scheme) else f"{shown}:{port}"
     return f"{scheme}://{netloc}/"
 
 

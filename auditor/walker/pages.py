@@ -22,7 +22,7 @@ from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c
 from auditor.walker.extensions import Extensions, RecordExtras
 from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
-from auditor.walker.seen import SeenUrls
+from auditor.walker.seen import SeenUrls, dedup_keys
 
 __all__ = ["DATE_CACHE_SIZE", "REPEATED_MAX", "PageMaker", "Pages", "Tally"]
 
@@ -79,18 +79,19 @@ class Pages:
         entries: list[SitemapEntry] = []
         emit = entries.append
         seen = self.seen
-        seen.begin(map(hash, filter(None, map(_first, batch))))
+        fast = judge.fast_prefixes
+        keys = dedup_keys(list(map(_first, batch)), fast)
+        seen.begin(keys)
         add = seen.add
         cache = self._rss_dates if kind == "rss" else self._w3c_dates
-        fast = judge.fast_prefixes
         tally.records += len(batch)
-        for loc, raw, news_raw in batch:
+        for (loc, raw, news_raw), key in zip(batch, keys, strict=True):
             if not loc:
                 tally.without_loc += 1
                 continue
             if not (fast and loc.startswith(fast)) and not judge.accepts(loc):
                 continue
-            if not add(hash(loc)):
+            if not add(key):
                 tally.duplicates += 1
                 tally.first_duplicate = tally.first_duplicate or loc
                 if len(tally.repeated) < REPEATED_MAX:
@@ -129,6 +130,8 @@ class Pages:
         present = cast("list[str]", locs)
         least, greatest = min(present), max(present)
         if not any(least.startswith(p) and greatest.startswith(p) for p in fast):
+            return False
+        if "%" in "".join(present):  # a percent-escape: deduplicated by its key, one by one
             return False
         hashes = set(map(hash, locs))
         return len(hashes) == len(locs) and self.seen.add_all_new(hashes)

@@ -12,17 +12,60 @@ when a walk first grows that large.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["RECENT_MAX", "SeenUrls"]
+__all__ = ["RECENT_MAX", "SeenUrls", "dedup_keys"]
 
 #: Hashes kept in the set before they are folded into the sorted array.
 RECENT_MAX = 65_536
 _BLOOM_SIZE = 1 << 23  # a byte a position, two a hash: 1 in 20 false "maybe" at 1,000,000
 _BLOOM_MASK = _BLOOM_SIZE - 1
+
+
+def dedup_keys(locs: list[str | None], fast: tuple[str, ...]) -> list[int]:
+    """The hash each loc is deduplicated by (0 for a missing one): that of its
+    :func:`~auditor.http.hosts.url_key` (RFC 3986 6.2.2 percent-escapes, one spelling per
+    host), so ``/a%7eb`` and ``/a~b``, or ``Example.COM`` and ``example.com``, are one URL.
+
+    The common loc is its own key, told without parsing it: no ``%`` and on one of the
+    ``fast`` prefixes (the file's allowed origins, already in their one spelling), or,
+    without such prefixes (a local file), a scheme and host already in theirs.
+    """
+    if fast:
+        return [
+            hash(loc) if loc and loc.startswith(fast) and "%" not in loc else _slow_key(loc)
+            for loc in locs
+        ]
+    return [
+        hash(loc) if loc and "%" not in loc and _plain_head(_head(loc)) else _slow_key(loc)
+        for loc in locs
+    ]
+
+
+def _slow_key(loc: str | None) -> int:
+    from auditor.http.hosts import url_key
+
+    return hash(url_key(loc)) if loc else 0
+
+
+def _head(loc: str | None) -> str:
+    """``scheme://host[:port]/`` of a loc (or the whole of it, when no path follows)."""
+    if not loc:
+        return ""
+    end = loc.find("/", loc.find("//") + 2)
+    return loc if end < 0 else loc[: end + 1]
+
+
+@lru_cache(maxsize=1_024)
+def _plain_head(head: str) -> bool:
+    """True when a URL starting with ``head`` is written as its url_key writes it."""
+    from auditor.http.hosts import url_key
+
+    return bool(head) and head.endswith("/") and url_key(head) == head
 
 
 class SeenUrls:

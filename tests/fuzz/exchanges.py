@@ -13,6 +13,8 @@ import gzip
 import zlib
 from dataclasses import dataclass
 
+import brotli
+import zstandard
 from hypothesis import strategies as st
 
 from tests.fuzz.rawserver import Close, Endless, Hang, Pause, Reset, Send, Step
@@ -65,7 +67,7 @@ ENCODINGS = (
 #: Content-Encodings the client decodes (or gzip it recognises by its magic bytes).
 DECODED = frozenset(
     {"identity", "gzip", "x-gzip", "deflate", "deflate-raw", "gzip-magic", "gzip-in-gzip"}
-    | {"gzip-members"}
+    | {"gzip-members", "br", "zstd"}
 )
 DELIVERIES = ("all", "all", "pieces", "drip-fast", "drip-slow", "stall")
 ENDINGS = ("close", "close", "reset", "hang")
@@ -155,10 +157,10 @@ def encode_body(body: bytes, encoding: str) -> tuple[bytes, str | None]:
     if encoding == "gzip-members":
         half = len(body) // 2
         return gzip.compress(body[:half], mtime=0) + gzip.compress(body[half:], mtime=0), "gzip"
-    if encoding == "br":  # not asked for: passed through as it is
-        return b"\x8b\x03\x80" + body + b"\x03", "br"
+    if encoding == "br":  # decoded (auditor.http.codings), capped as gzip is
+        return brotli.compress(body, quality=1), "br"
     if encoding == "zstd":
-        return b"\x28\xb5\x2f\xfd" + body, "zstd"
+        return zstandard.ZstdCompressor(level=1).compress(body), "zstd"
     if encoding == "bogus":
         return body, "compress, snappy"
     return body, None

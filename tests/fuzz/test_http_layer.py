@@ -20,6 +20,8 @@ import time
 import tracemalloc
 import zlib
 
+import brotli
+import zstandard
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -39,7 +41,7 @@ MARGIN = 5.0
 CAP = 48 * 1024
 MiB = 1024 * 1024
 FAILURE_CODES = {"http-error", "timeout", "redirect", "too-many-redirects"}
-BODY_CODES = {"too-large", "timeout", "not-well-formed", "http-error"}
+BODY_CODES = {"too-large", "timeout", "not-well-formed", "http-error", "unsupported-encoding"}
 PAGE_ERRORS = FAILURE_CODES | BODY_CODES | {"not-html"}
 
 
@@ -274,6 +276,10 @@ def test_an_unparsable_location_is_a_named_failure(raw, location, entry):
 
 def bomb(encoding: str, head: bytes, inflated: int) -> tuple[bytes, str | None]:
     """``head`` and then spaces to about ``inflated`` bytes, compressed as ``encoding`` says."""
+    if encoding == "br":
+        return brotli.compress(head + b" " * inflated, quality=1), "br"
+    if encoding == "zstd":
+        return zstandard.ZstdCompressor(level=1).compress(head + b" " * inflated), "zstd"
     wbits = {"deflate": zlib.MAX_WBITS, "deflate-raw": -zlib.MAX_WBITS}.get(encoding, 31)
     packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
     block = b" " * MiB
@@ -287,9 +293,11 @@ def bomb(encoding: str, head: bytes, inflated: int) -> tuple[bytes, str | None]:
     return data, header
 
 
-@fuzz(12)
+@fuzz(14)
 @given(
-    st.sampled_from(["gzip", "x-gzip", "deflate", "deflate-raw", "gzip-magic", "gzip-in-gzip"]),
+    st.sampled_from(
+        ["gzip", "x-gzip", "deflate", "deflate-raw", "gzip-magic", "gzip-in-gzip", "br", "zstd"]
+    ),
     st.sampled_from(["client", "walker", "page"]),
     st.sampled_from(["length", "close", "chunked"]),
 )

@@ -52,7 +52,7 @@ from tests.fuzz.sitemaps import (
 )
 
 MiB = 1024 * 1024
-_BODY_CODES = {"too-large", "timeout", "not-well-formed", "http-error"}
+_BODY_CODES = {"too-large", "timeout", "not-well-formed", "http-error", "unsupported-encoding"}
 _RECORD_ENDS = {
     "urlset": ("</url>", "</sm:url>"),
     "sitemapindex": ("</sitemap>", "</sm:sitemap>"),

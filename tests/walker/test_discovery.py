@@ -154,7 +154,9 @@ def test_a_bare_file_name_in_the_current_directory_is_a_file(monkeypatch):
         ("http://127.0.0.1:8001", Target("site", "http://127.0.0.1:8001")),
         ("http://127.0.0.1:8001/", Target("site", "http://127.0.0.1:8001")),
         ("HTTPS://Example.com", Target("site", "https://example.com")),
-        ("https://example.com:443", Target("site", "https://example.com:443")),
+        ("https://example.com:443", Target("site", "https://example.com")),  # default port dropped
+        ("https://Example.COM.:443/", Target("site", "https://example.com")),
+        ("http://[0:0::1]:80/", Target("site", "http://[::1]")),
         ("https://example.com/sitemap.xml", Target("url", "https://example.com/sitemap.xml")),
         ("https://example.com/?sitemap=1", Target("url", "https://example.com/?sitemap=1")),
         (

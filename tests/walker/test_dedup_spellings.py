@@ -1,0 +1,80 @@
+"""URL deduplication by RFC 3986 6.2.2 and one spelling per host, and nothing more:
+the entries and the JSONL writer count alike, the first spelling is the one kept."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from auditor.walker import Walk
+from auditor.walker.jsonl import write_walk_jsonl
+from tests.loopback import send
+
+
+def _site(serve, locs: list[str]):
+    server = serve(routes={})
+    urls = "".join(
+        f"<url><loc>{loc.format(o=server.origin).replace('&', '&amp;')}</loc></url>" for loc in locs
+    )
+    body = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
+    server.routes["/sitemap.xml"] = lambda h: send(h, 200, body)
+    return server
+
+
+SPELLINGS = [
+    "{o}/a~b",
+    "{o}/a%7Eb",  # an unreserved character escaped: the same URL
+    "{o}/a%7eb",
+    "{o}/caf%c3%a9",
+    "{o}/caf%C3%A9",  # escapes differing in case only: the same URL
+    "{o}/A~b",  # path case: another URL
+    "{o}/a~b/",  # a trailing slash: another URL
+    "{o}/q?b=1&a=2",
+    "{o}/q?a=2&b=1",  # query order: another URL
+    "{o}/a%2Fb",  # an escaped reserved character: another URL than /a/b
+    "{o}/a/b",
+]
+
+
+def test_spellings_of_one_url_are_one_and_nothing_more(serve):
+    server = _site(serve, SPELLINGS)
+    walk = Walk(server.url("/sitemap.xml"))
+    locs = [entry.loc for entry in walk]
+    o = server.origin
+    assert locs == [
+        f"{o}/a~b",
+        f"{o}/caf%c3%a9",
+        f"{o}/A~b",
+        f"{o}/a~b/",
+        f"{o}/q?b=1&a=2",
+        f"{o}/q?a=2&b=1",
+        f"{o}/a%2Fb",
+        f"{o}/a/b",
+    ]
+    duplicates = [p for p in walk.problems if p.code == "duplicate-url"]
+    assert len(duplicates) == 1 and duplicates[0].detail.startswith("3 ")
+
+
+def test_the_jsonl_writer_deduplicates_alike(serve):
+    server = _site(serve, SPELLINGS)
+    out = io.StringIO()
+    walk = Walk(server.url("/sitemap.xml"))
+    write_walk_jsonl(walk, out)
+    locs = [json.loads(line)["loc"] for line in out.getvalue().splitlines()]
+    assert len(locs) == 8 and locs[0].endswith("/a~b")
+
+
+def test_host_spellings_of_one_origin_are_one_url(serve):
+    server = _site(serve, ["{o}/x", "{o}/y"])
+    body = (
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{server.origin}/x</loc></url>"
+        f"<url><loc>{server.origin.upper().replace('HTTP', 'http')}/x</loc></url>"
+        f"<url><loc>http://[::1]:{server.port}/x</loc></url>"
+        "</urlset>"
+    ).encode()
+    server.routes["/sitemap.xml"] = lambda h: send(h, 200, body)
+    walk = Walk(server.url("/sitemap.xml"))
+    assert [e.loc for e in walk] == [f"{server.origin}/x"]
+    codes = sorted(p.code for p in walk.problems)
+    assert codes == ["cross-host", "duplicate-url"]  # [::1] is another host than 127.0.0.1
