@@ -12,7 +12,7 @@ import pytest
 import zstandard
 
 from auditor.http import HttpClient, HttpOptions, Response
-from auditor.http.codings import ACCEPT_ENCODING, STEP
+from auditor.http.codings import ACCEPT_ENCODING
 from auditor.sampler.fetch import download_page
 from auditor.walker import Walk, WalkOptions
 from tests.loopback import send
@@ -78,7 +78,7 @@ def test_a_bomb_stops_at_the_cap_in_bounded_memory(serve, coding):
     elapsed = time.monotonic() - started
     assert response.body.problem is not None and response.body.problem[0] == "too-large"
     assert response.body.bytes_read == cap
-    assert peak < cap + 8 * MiB + 4 * STEP, f"peak {peak:,} bytes"
+    assert peak < cap + 2 * MiB, f"peak {peak:,} bytes"  # a few steps, never the bomb
     assert elapsed < 5, f"{elapsed:.2f} s"
     assert len(wire) < 200 * MiB // 1000  # it was a bomb
 
