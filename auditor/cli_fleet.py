@@ -251,8 +251,30 @@ def _connected(address: str | None) -> Iterator[Any]:
         client = Client(address, timeout=30)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         raise AuditorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
-    with client:
+    try:
         yield client
+    finally:
+        with _quiet_if_lost(client):
+            client.close()  # type: ignore[no-untyped-call]
+
+
+@contextmanager
+def _quiet_if_lost(client: Any) -> Iterator[None]:
+    """A client that lost its scheduler is still trying to connect again; closing it
+    cancels that, which Dask logs as an error with a traceback. The fleet already said
+    what happened (an ``auditor:`` line): that log is left out."""
+    import logging
+
+    if str(client.status) == "running":
+        yield
+        return
+    logger = logging.getLogger("distributed.client")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 class _Terminated(BaseException):
