@@ -232,15 +232,16 @@ def _with_extensions(
     )
 
 
-def save_audit(history: History, bundle: AuditBundle) -> AuditResult:
+def save_audit(history: History, bundle: AuditBundle, *, fleet: int | None = None) -> AuditResult:
     """Save an audit's run in one transaction; returns the result with its run id and
-    what scheduling on its verdicts saves (``savings``, from the crawl log's rates)."""
+    what scheduling on its verdicts saves (``savings``, from the crawl log's rates).
+    ``fleet``: the run is its site's in that fleet's plan (``History.plan_fleet``)."""
     from auditor.planner import site_figures
 
     figures = site_figures(history, bundle.result.to_dict(), bundle.entries)
     result = replace(bundle.result, savings=figures.to_dict())
     run_id = history.save_run(
-        result, files=bundle.files, entries=bundle.entries, pages=bundle.pages
+        result, files=bundle.files, entries=bundle.entries, pages=bundle.pages, fleet=fleet
     )
     return replace(result, run_id=run_id)
 

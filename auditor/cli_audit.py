@@ -221,7 +221,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     found = sites_of(args)  # a usage error before the database is touched
     if is_fleet(args, len(found)):
-        with History.open(args.db) as history:
+        with History.open(args.db, reconnect=args.db_reconnect) as history:
             return run_fleet(args, found, _options(args), history)
     progress = progress_for(args)
     with History.open(args.db) as history:
@@ -243,8 +243,9 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
 
     results = []
     progress = progress_for(args)
-    with History.open(args.db) as history:
-        due = crawl_list(record.origin for record in history.due_sites(datetime.now(UTC)))
+    with History.open(args.db, reconnect=args.db_reconnect) as history:
+        due_now = [record.origin for record in history.due_sites(datetime.now(UTC))]
+        due = crawl_list([*due_now, *history.never_audited()])  # a first fleet cut short
         if is_fleet(args, len(due)):
             return run_fleet(args, due, _options(args), history)
         for site in due.sites:

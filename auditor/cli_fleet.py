@@ -5,7 +5,10 @@ summary. Part of the CLI layer (reads argv, prints, exits).
 Interruption: SIGINT (Ctrl-C) or SIGTERM stops the fleet. Sites already finished
 are saved (each was saved as it came back), sites in flight are dropped unsaved,
 the fleet index is refreshed, the summary says so, and the exit status is 130
-(SIGINT) or 143 (SIGTERM).
+(SIGINT) or 143 (SIGTERM). A fault that stops the fleet (its Dask scheduler lost, the
+history unreachable past its reconnect window) ends it the same way, with an
+``auditor:`` line saying why and exit status 1. ``audit --resume`` then audits only the
+sites of the crawl list that have no run of the fleet yet.
 """
 
 from __future__ import annotations
@@ -15,16 +18,24 @@ import json
 import signal
 import sys
 import threading
-from collections import Counter
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli_args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, positive_float, positive_int
-from auditor.errors import AuditorError, UsageError
+from auditor.cli_args import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    non_negative_float,
+    positive_float,
+    positive_int,
+)
+from auditor.cli_summary import Tally, summary
+from auditor.errors import AuditorError, HistoryError, UsageError
 from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
+from auditor.history.backend import RECONNECT_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -33,6 +44,7 @@ if TYPE_CHECKING:
     from auditor.fleet import CrawlList, FleetProgress, SiteFailure
     from auditor.fleet.reports import ReportWriter
     from auditor.history import History
+    from auditor.history.fleets import FleetPlan
     from auditor.scorer.result import AuditResult
 
 __all__ = ["add_fleet_options", "is_fleet", "run_fleet", "sites_of"]
@@ -49,6 +61,12 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
             default=[],
             metavar="FILE",
             help="a crawl list: one site a line, # comments, - for stdin (may be repeated)",
+        )
+        parser.add_argument(
+            "--resume",
+            action="store_true",
+            help="take up this crawl list's last fleet if it was cut short: audit only its "
+            "sites that have no run of it yet (else a new fleet of every site)",
         )
     parser.add_argument(
         "--concurrency",
@@ -72,6 +90,14 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
         help=f"in a fleet, a site not finished after S seconds is recorded as failed "
         f"(default {DEFAULT_SITE_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--db-reconnect",
+        type=non_negative_float,
+        default=RECONNECT_SECONDS,
+        metavar="S",
+        help="seconds a PostgreSQL history whose connection was lost (a restart) keeps "
+        f"connecting again before the command stops (default {RECONNECT_SECONDS:g})",
+    )
 
 
 def sites_of(args: argparse.Namespace) -> CrawlList:
@@ -86,7 +112,8 @@ def sites_of(args: argparse.Namespace) -> CrawlList:
 
 def is_fleet(args: argparse.Namespace, sites: int) -> bool:
     """True when the sites run as a fleet: more than one, or fleet options given."""
-    return sites > 1 or args.concurrency is not None or args.cluster is not None
+    fleet_options = args.concurrency is not None or args.cluster is not None
+    return sites > 1 or fleet_options or getattr(args, "resume", False)
 
 
 def run_fleet(
@@ -100,9 +127,12 @@ def run_fleet(
     from auditor.fleet import audit_fleet
     from auditor.fleet.reports import ReportWriter
 
+    plan = _planned(args, found, history)
+    if plan is not None:
+        found = found.only(plan.todo)
     display = _display(len(found), args)
     outcomes: list[Any] = []  # what the summary reads of each site done
-    status = EXIT_OK
+    status, stopped = EXIT_OK, None
     with _connected(args.cluster) as client, ReportWriter(history, Path(args.out)) as reports:
         with _signals():
             fleet = audit_fleet(
@@ -113,6 +143,7 @@ def run_fleet(
                 client=client,
                 site_timeout=args.site_timeout,
                 on_progress=lambda progress: _shown(progress, display, reports, outcomes, args),
+                fleet=None if plan is None else plan.fleet_id,
             )
             try:
                 with closing(fleet):
@@ -125,18 +156,40 @@ def run_fleet(
                 status = EXIT_SIGINT
             except _Terminated:
                 status = EXIT_SIGTERM
+            except AuditorError as exc:  # a fault the fleet cannot go on through
+                status, stopped = EXIT_FAILED, exc
             finally:
                 display.close()
         if status != EXIT_OK:
-            reports.drain()  # the sites saved before the signal: their few reports
+            reports.drain()  # the sites saved before the stop: their few reports
         with _signals_held():
             _report(reports.take(), outcomes, args.json)
-    index = _refresh_index(history, Path(args.out))
-    stream = sys.stderr if args.json else sys.stdout
-    _summary(outcomes, len(found), index, status, stream, pages=display.pages)
-    if status == EXIT_OK and any(_failed(o) for o in outcomes):
+    if plan is not None and status == EXIT_OK:
+        history.end_fleet(plan.fleet_id)  # every site had its turn: no resume of it
+    if stopped is not None:
+        sys.stderr.write(f"auditor: the fleet stopped early: {stopped}\n")
+    reachable = not isinstance(stopped, HistoryError)
+    index = _refresh_index(history, Path(args.out)) if reachable else None
+    tally = Tally.of(outcomes, display.last, len(found), status, stopped, plan)
+    summary(tally, index, args, pages=display.pages)
+    if status == EXIT_OK and tally.failed:
         status = EXIT_FAILED
     return status
+
+
+def _planned(args: argparse.Namespace, found: CrawlList, history: History) -> FleetPlan | None:
+    """For ``audit``: the fleet's plan recorded in the history (its sites, so ``reverify``
+    knows those never audited), or the plan of its cut-short fleet taken up (--resume)."""
+    if not hasattr(args, "resume"):
+        return None  # reverify: its sites are known to the history already
+    plan = history.plan_fleet(found.sites, resume=args.resume)
+    if plan.resumed and not getattr(args, "quiet", False):
+        sys.stderr.write(
+            f"auditor: resuming fleet {plan.fleet_id} of {plan.started_at:%Y-%m-%d %H:%M} "
+            f"UTC: {plan.done_before} of {plan.total} sites already done, "
+            f"{len(plan.todo)} to audit\n"
+        )
+    return plan
 
 
 def _shown(
@@ -180,45 +233,10 @@ def _report(finished: list[AuditResult | SiteFailure], outcomes: list[Any], as_j
         sys.stdout.flush()  # a line a write: a buffer filling mid-line never splits one
 
 
-def _failed(outcome: object) -> bool:
-    from auditor.fleet import SiteFailure
-
-    return isinstance(outcome, SiteFailure)
-
-
 def _refresh_index(history: History, out: Path) -> Path | None:
     from auditor.report import refresh_fleet_index
 
     return refresh_fleet_index(history, out) if out.is_dir() else None
-
-
-def _summary(
-    outcomes: list[Any],
-    total: int,
-    index: Path | None,
-    status: int,
-    stream: Any,
-    *,
-    pages: int = 0,
-) -> None:
-    """Verdict counts, failures with their reasons, pages fetched, where the fleet index is."""
-    verdicts = Counter(o.verdict for o in outcomes if not _failed(o))
-    failures = [o for o in outcomes if _failed(o)]
-    counts = ", ".join(f"{n} {v}" for v, n in verdicts.most_common()) or "no result"
-    lines = [
-        f"auditor: {len(outcomes)} of {total} sites done: {counts}; {len(failures)} failed; "
-        f"{pages} pages fetched in all"
-    ]
-    lines += [f"  failed: {f.site}: {f.code}: {f.detail}" for f in failures]
-    if status in (EXIT_SIGINT, EXIT_SIGTERM):
-        lines.append(
-            f"  interrupted: {total - len(outcomes)} sites not done (the finished ones are "
-            "saved; `auditor reverify` picks up what is still due)"
-        )
-    if index is not None:
-        lines.append(f"  fleet index: {index}")
-    stream.write("\n".join(lines) + "\n")
-    stream.flush()
 
 
 @contextmanager
@@ -233,8 +251,30 @@ def _connected(address: str | None) -> Iterator[Any]:
         client = Client(address, timeout=30)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         raise AuditorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
-    with client:
+    try:
         yield client
+    finally:
+        with _quiet_if_lost(client):
+            client.close()  # type: ignore[no-untyped-call]
+
+
+@contextmanager
+def _quiet_if_lost(client: Any) -> Iterator[None]:
+    """A client that lost its scheduler is still trying to connect again; closing it
+    cancels that, which Dask logs as an error with a traceback. The fleet already said
+    what happened (an ``auditor:`` line): that log is left out."""
+    import logging
+
+    if str(client.status) == "running":
+        yield
+        return
+    logger = logging.getLogger("distributed.client")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 class _Terminated(BaseException):
@@ -294,10 +334,15 @@ class _Display:
         self.total = total
         self._done = 0
         self.pages = 0  # pages fetched, as the fleet last said
+        self.last: FleetProgress | None = None  # where the fleet last said it stood
+
+    def seen(self, progress: FleetProgress) -> None:
+        """Keep what the summary needs of ``progress``."""
+        self.pages, self.last = progress.pages, progress
 
     def show(self, progress: FleetProgress) -> None:
         """Render where the fleet stands."""
-        self.pages = progress.pages
+        self.seen(progress)
         if progress.done == self._done:
             return
         self._done = progress.done
@@ -312,8 +357,8 @@ class _Silent(_Display):
     """No progress at all (-q)."""
 
     def show(self, progress: FleetProgress) -> None:
-        """Say nothing (but keep the count of pages for the summary)."""
-        self.pages = progress.pages
+        """Say nothing (but keep what the summary needs)."""
+        self.seen(progress)
 
 
 class _RichDisplay(_Display):
@@ -337,7 +382,7 @@ class _RichDisplay(_Display):
 
     def show(self, progress: FleetProgress) -> None:
         """Move the bar."""
-        self.pages = progress.pages
+        self.seen(progress)
         status = _progress_text(progress).split(" done", 1)[1].lstrip(", ")
         self._progress.update(self._task, completed=progress.done, status=status)
 

@@ -6,7 +6,9 @@ Exceptions are for what stops a whole command::
     AuditorError
     ├── UsageError            a target or option that cannot be used
     ├── NothingReadable       no sitemap at all could be read for the target
-    └── HistoryError          the history database cannot be used (damaged, newer, busy)
+    ├── HistoryError          the history database cannot be used (damaged, newer, busy)
+    │   └── HistoryLost       the connection to it was lost (PostgreSQL restarted, cut off)
+    └── FleetStopped          a fleet cannot go on (its Dask scheduler was lost)
 """
 
 from __future__ import annotations
@@ -27,3 +29,14 @@ class NothingReadable(AuditorError):
 class HistoryError(AuditorError):
     """The history database cannot be opened or used: not SQLite, damaged, made by a
     newer auditor, or locked for longer than the busy timeout. Nothing was changed."""
+
+
+class HistoryLost(HistoryError):
+    """The connection to a PostgreSQL history was lost mid-way (the server restarted, the
+    network cut). Whatever statement or transaction was under way did not happen, or its
+    commit went unconfirmed: :meth:`~auditor.history.backend.Database.retried` runs it
+    again whole on a new connection."""
+
+
+class FleetStopped(AuditorError):
+    """A fleet cannot go on: its Dask scheduler is gone. The runs saved before stay."""

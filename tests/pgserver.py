@@ -105,16 +105,30 @@ class PostgresServer:
         settings = [f"-k {self.folder}", "-c listen_addresses=127.0.0.1", "-c max_connections=60"]
         if not durable:
             settings += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        self._settings = settings
         for attempt in range(5):  # the free port may be taken between the probe and the bind
             self.port = _free_port()
-            options = " ".join([f"-p {self.port}", *settings])
             try:
-                self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"),
-                          "-o", options, "-w", "-t", "60", "start")  # fmt: skip
+                self._pg_start()
                 return
             except RuntimeError:
                 if attempt == 4:
                     raise
+
+    def _pg_start(self) -> None:
+        options = " ".join([f"-p {self.port}", *self._settings])
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"),
+                  "-o", options, "-w", "-t", "60", "start")  # fmt: skip
+
+    def halt(self) -> None:
+        """Stop the server as an administrator would for a restart (fast shutdown: every
+        session is ended, ``terminating connection due to administrator command``); its
+        data and port are kept for :meth:`resume`."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the halted server again, on the same port with the same data."""
+        self._pg_start()
 
     def url(self, dbname: str = "postgres", user: str = SUPERUSER) -> str:
         """A ``postgresql://`` URL of one database on this server."""

@@ -26,7 +26,11 @@ Failure and interruption. A site that raises, or overruns its wall-clock bound
 :class:`SiteFailure`; a worker that gives no answer long after the bound is
 abandoned (``hung``). Nothing of a failed site is saved. When the caller stops
 (Ctrl-C, SIGTERM, closing the generator), what is in flight is cancelled and never
-saved; what was saved stays.
+saved; what was saved stays. When the Dask scheduler is lost (its process killed, its
+machine gone), nothing more can be sent or collected: the fleet raises
+:class:`~auditor.errors.FleetStopped` at its next look (within about
+:data:`_POLL` seconds), every run saved before it stays, and what was in flight or never
+sent is left for a resumed fleet or ``reverify``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from auditor.audit import AuditBundle, AuditOptions, previous_of, save_audit
+from auditor.errors import FleetStopped
 from auditor.fleet.defaults import (
     DEFAULT_SITE_TIMEOUT,
     HUNG_GRACE,
@@ -87,6 +92,7 @@ def audit_fleet(
     client: Client | None = None,
     site_timeout: float = DEFAULT_SITE_TIMEOUT,
     on_progress: ProgressCallback | None = None,
+    fleet: int | None = None,
 ) -> Generator[AuditResult | SiteFailure, None, None]:
     """Audit every site, ``concurrency`` at a time, yielding each saved result (or why a
     site has none) as it finishes.
@@ -95,12 +101,17 @@ def audit_fleet(
     :func:`~auditor.fleet.sites.crawl_list`). With ``client`` (a
     :class:`distributed.Client`) the sites run on its cluster; without, on a local
     cluster started for the fleet. Close the generator to stop early: sites in
-    flight are then dropped, unsaved.
+    flight are then dropped, unsaved. ``fleet``: the id of the fleet's plan in the
+    history (:meth:`~auditor.history.History.plan_fleet`); each run saved is marked as
+    its site's in it. :class:`~auditor.errors.FleetStopped` when the cluster's scheduler
+    is lost.
     """
     found = sites if isinstance(sites, CrawlList) else crawl_list(sites)
     options = options or AuditOptions()
     if client is not None:
-        yield from _run(found, history, options, client, concurrency, site_timeout, on_progress)
+        yield from _run(
+            found, history, options, client, concurrency, site_timeout, on_progress, plan=fleet
+        )
         return
     from auditor.fleet.cluster import local_client
 
@@ -108,7 +119,15 @@ def audit_fleet(
     with local_client(wanted) as local:
         # (closing the local cluster ends what is in flight: nothing to cancel first)
         yield from _run(
-            found, history, options, local, wanted, site_timeout, on_progress, cancel=False
+            found,
+            history,
+            options,
+            local,
+            wanted,
+            site_timeout,
+            on_progress,
+            cancel=False,
+            plan=fleet,
         )
 
 
@@ -133,6 +152,7 @@ class _Fleet:
     running: dict[Future[Any], _Sent] = field(default_factory=dict)
     done: int = 0
     failed: int = 0
+    sent: int = 0  # sites sent at least once
     pages: int = 0  # pages fetched, as the host table last said
     pages_before: int = 0  # counted by host tables lost before the current one
     table: Any = None  # the host table the count was last read from
@@ -147,6 +167,7 @@ class _Fleet:
             self.slots,
             time.monotonic() - self.started,
             self.pages,
+            self.sent,
         )
 
     def count_pages(self, table: Future[Any]) -> None:
@@ -200,6 +221,7 @@ def _run(
     on_progress: ProgressCallback | None,
     *,
     cancel: bool = True,
+    plan: int | None = None,
 ) -> Generator[AuditResult | SiteFailure, None, None]:
     from auditor.fleet.cluster import GATE_CALL_TIMEOUT, FleetGate, worker_threads
 
@@ -210,6 +232,7 @@ def _run(
     waiting = _Waiting(found)
     try:
         while True:
+            _scheduler_alive(client, fleet)
             given_up = gate.lost() and not _started_again(gate)
             if given_up:  # nothing more is sent: what is left fails, saying why
                 for sent in waiting.all():
@@ -225,6 +248,7 @@ def _run(
                 )
                 future = client.submit(run_on_worker, _shipped(client, task), gate.ref, pure=False)
                 fleet.running[future] = replace(sent, at=time.monotonic())
+                fleet.sent += sent.resends == 0
             fleet.count_pages(gate.alive)
             tell(fleet.progress())
             if not fleet.running:
@@ -240,11 +264,34 @@ def _run(
                     fleet.failed += 1
                     yield outcome
                 else:
-                    yield save_audit(history, outcome)
+                    yield save_audit(history, outcome, fleet=plan)
+    except Exception as exc:  # a scheduler lost mid-call surfaces as any of Dask's errors
+        if _talking(client):
+            raise
+        raise _scheduler_lost(client, fleet) from exc
     finally:
-        if fleet.running and cancel:
+        if fleet.running and cancel and _talking(client):
             client.cancel(list(fleet.running))
         gate.release()
+
+
+def _talking(client: Client) -> bool:
+    """True while the client is connected to its scheduler."""
+    return str(client.status) == "running"
+
+
+def _scheduler_alive(client: Client, fleet: _Fleet) -> None:
+    """FleetStopped once the client lost its scheduler: nothing can be sent or collected."""
+    if not _talking(client):
+        raise _scheduler_lost(client, fleet)
+
+
+def _scheduler_lost(client: Client, fleet: _Fleet) -> FleetStopped:
+    address = getattr(getattr(client, "scheduler", None), "address", None) or "its address"
+    return FleetStopped(
+        f"lost the Dask scheduler ({address}): the fleet stopped; {len(fleet.running)} "
+        "sites in flight were dropped (nothing of them saved), the runs saved before stay"
+    )
 
 
 def with_proxy(options: AuditOptions, proxy: str | None) -> AuditOptions:
@@ -302,6 +349,7 @@ def _finished(
         done = wait(list(fleet.running), timeout=_POLL, return_when="FIRST_COMPLETED").done
     except TimeoutError:
         done = set()
+    _scheduler_alive(client, fleet)  # its futures were cancelled: not the sites' failure
     outcomes: list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss]] = []
     for future in done:
         sent = fleet.running.pop(future)

@@ -52,6 +52,9 @@ class FleetProgress:
     #: and sitemaps apart) that a site answered, whatever the status, as the fleet's host
     #: table counted them when each ended (looked up at most every second or so).
     pages: int = 0
+    #: Sites sent to the cluster so far (done, in flight, or waiting to be sent again):
+    #: the rest of ``total`` was never started.
+    sent: int = 0
 
     @property
     def eta(self) -> float | None:

@@ -15,7 +15,7 @@ all go through it; the others use the fleet's ``--proxy`` (or the environment's)
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -46,6 +46,19 @@ class CrawlList:
     def proxy_of(self, index: int) -> str | None:
         """The proxy the crawl list names for its ``index``-th site, or None."""
         return self.proxies[index] if index < len(self.proxies) else None
+
+    def only(self, keep: Collection[str]) -> CrawlList:
+        """The list with only the sites in ``keep`` (origins), in its order (a resumed
+        fleet's sites left to do)."""
+        wanted = set(keep)
+        index = [i for i, site in enumerate(self.sites) if site in wanted]
+        proxies = tuple(self.proxy_of(i) for i in index) if self.proxies else ()
+        return CrawlList(
+            tuple(self.sites[i] for i in index),
+            tuple(self.targets[i] for i in index),
+            self.duplicates,
+            proxies,
+        )
 
 
 def read_site_lines(handle: TextIO, name: str) -> list[tuple[str, str]]:

@@ -13,17 +13,21 @@ Every method turns the driver's exceptions into :class:`~auditor.errors.HistoryE
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from auditor.history.location import Location
 
-__all__ = ["Database", "Dialects", "Rows"]
+__all__ = ["RECONNECT_SECONDS", "Database", "Dialects", "Rows"]
 
 #: Rows as the drivers give them.
 Rows = list[tuple[Any, ...]]
+#: Seconds a history whose connection was lost keeps trying to connect again (with
+#: backoff) before it gives up: a PostgreSQL restart or a fail-over takes seconds.
+RECONNECT_SECONDS = 60.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,14 @@ class Database(ABC):
 
     def __init__(self, location: Location) -> None:
         self.location = location
+        #: Seconds to keep connecting again after the connection was lost (PostgreSQL).
+        self.reconnect_window = RECONNECT_SECONDS
+
+    def retried(self, work: Callable[[], T]) -> T:
+        """Run ``work`` (one write transaction, or statements outside any), and run it
+        again whole on a new connection when the connection was lost mid-way, for up to
+        :attr:`reconnect_window` seconds. SQLite never loses its connection: once."""
+        return work()
 
     @abstractmethod
     def inspect(self) -> tuple[int, list[str]]:

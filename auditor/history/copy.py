@@ -21,7 +21,7 @@ from auditor.history.store import History
 __all__ = ["CopySummary", "copy_history"]
 
 #: Tables every other one depends on, copied first (and emptied last).
-_FIRST = ("sites", "runs")
+_FIRST = ("sites", "runs", "fleets")
 #: Rows read and written at a time: url_state rows are a whole inventory each (about 11
 #: MB for a million URLs), so they go one by one.
 _BATCH, _BATCHES = 2_000, {"url_state": 1, "plan_walks": 1}

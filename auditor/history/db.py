@@ -24,6 +24,7 @@ from pathlib import Path
 from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
 from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES, INDEXING
+from auditor.history.fleets import FLEET_PLANS
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
 from auditor.history.views import SEGMENT_GROUPS, SEGMENT_PRECISION, TEAM_HISTORY
@@ -136,6 +137,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007-dated-changes", DATED_CHANGES),
     Migration("0008-segment-groups", SEGMENT_GROUPS),
     Migration("0009-indexing", INDEXING),
+    Migration("0012-fleet-plans", FLEET_PLANS),
 )
 
 

@@ -10,19 +10,30 @@ released by the server at ``COMMIT``, at ``ROLLBACK`` and when a writer's connec
 
 The history lives in the connection's current schema (the first existing one of its
 ``search_path``: ``public`` unless the URL says ``?options=-csearch_path%3Dauditor``).
+
+A lost connection (the server restarted, the network cut) is made again: psycopg does
+not reconnect a plain connection by itself. A statement outside any transaction is run
+again on the new connection; a transaction that failed mid-way is rolled back by the
+server, and :meth:`PostgresDatabase.retried` runs it again whole (the caller makes it
+idempotent: a run carries a key, so a retried save whose first commit did land finds
+its run rather than saving it twice). Connecting again is tried with backoff (0.25 s
+doubling to 2 s) for :attr:`~auditor.history.backend.Database.reconnect_window`
+seconds (60 by default), then :class:`~auditor.errors.HistoryError` says so.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
-from auditor.errors import HistoryError
-from auditor.history.backend import Database, Dialects, Rows
+from auditor.errors import HistoryError, HistoryLost
+from auditor.history.backend import Database, Dialects, Rows, T
 from auditor.history.location import Location
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS
 
@@ -42,6 +53,9 @@ _WORDS = re.compile(r"'[^']*'|\"[^\"]*\"|\b(?:INTEGER|REAL|BLOB)\b", re.IGNORECA
 _MARKS = re.compile(r"'[^']*'|\"[^\"]*\"|[?%]")
 _NEEDS_CREATE = "auditor needs CREATE on the schema to set up or upgrade a history"
 _cursor_names = count(1)
+#: Seconds between two attempts to connect again: the first, and the most.
+_BACKOFF_FIRST, _BACKOFF_MOST = 0.25, 2.0
+log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=256)
@@ -84,6 +98,7 @@ class PostgresDatabase(Database):
     def __init__(self, location: Location) -> None:
         super().__init__(location)
         self._psycopg = _driver()
+        self._depth = 0  # transactions open (a statement inside one is not run again alone)
         self.conn: psycopg.Connection[Any] = self._connect(location.url or "")
         try:
             self.schema, oid = self._schema()
@@ -138,8 +153,69 @@ class PostgresDatabase(Database):
             raise HistoryError(message) from exc
         except errors.InsufficientPrivilege as exc:
             raise HistoryError(f"{self.location}: {exc} ({_NEEDS_CREATE})") from exc
+        except self._psycopg.OperationalError as exc:
+            if self._broken():
+                raise HistoryLost(f"{self.location}: the connection was lost ({exc})") from exc
+            raise HistoryError(f"{self.location}: {exc}".strip()) from exc
         except self._psycopg.Error as exc:
             raise HistoryError(f"{self.location}: {exc}".strip()) from exc
+
+    def _broken(self) -> bool:
+        """True when the server or the network ended the connection (not :meth:`close`)."""
+        conn = getattr(self, "conn", None)
+        return conn is not None and bool(conn.broken)
+
+    # -- a lost connection ---------------------------------------------------------
+
+    def retried(self, work: Callable[[], T]) -> T:
+        """Run ``work``; when the connection is lost mid-way, connect again and run it
+        again whole, until :attr:`reconnect_window` seconds after the first loss. Inside
+        an open transaction the loss is passed on: the transaction is what is retried."""
+        deadline: float | None = None
+        while True:
+            try:
+                return work()
+            except HistoryLost as lost:
+                if self._depth:
+                    raise
+                deadline = deadline or time.monotonic() + self.reconnect_window
+                self._reconnect(lost, deadline)
+
+    def _reconnect(self, lost: HistoryLost, deadline: float) -> None:
+        """A new connection in place of the lost one, tried with backoff until
+        ``deadline``; HistoryError saying why once it has passed."""
+        log.warning("%s; connecting again (for up to %g s)", lost, self.reconnect_window)
+        self.conn.close()
+        began, pause = time.monotonic(), _BACKOFF_FIRST
+        while True:
+            try:
+                self.conn = self._connect(self.location.url or "")
+            except HistoryError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise HistoryError(
+                        f"{lost}, and it could not be made again within "
+                        f"{self.reconnect_window:g} s: {exc}"
+                    ) from exc
+                time.sleep(min(pause, left))
+                pause = min(2 * pause, _BACKOFF_MOST)
+                continue
+            log.warning("%s: connected again after %.1f s", self.location, time.monotonic() - began)
+            return
+
+    def _statement(self, work: Callable[[], T]) -> T:
+        """One statement: run again on a new connection if the connection was lost,
+        unless it belongs to an open transaction (then the transaction is retried)."""
+        return work() if self._depth else self.retried(work)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._depth += 1
+        try:
+            with self.translated(), self.conn.transaction():
+                yield
+        finally:
+            self._depth -= 1
 
     def _raw(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         with self.translated():
@@ -176,13 +252,19 @@ class PostgresDatabase(Database):
     # -- statements ----------------------------------------------------------------
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> Rows:
-        with self.translated():
-            return self.conn.execute(placeholders(sql), params, binary=True).fetchall()
+        def run() -> Rows:
+            with self.translated():
+                return self.conn.execute(placeholders(sql), params, binary=True).fetchall()
+
+        return self._statement(run)
 
     def described(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], Rows]:
-        with self.translated():
-            cursor = self.conn.execute(placeholders(sql), params, binary=True)
-            return [column.name for column in cursor.description or []], cursor.fetchall()
+        def run() -> tuple[list[str], Rows]:
+            with self.translated():
+                cursor = self.conn.execute(placeholders(sql), params, binary=True)
+                return [column.name for column in cursor.description or []], cursor.fetchall()
+
+        return self._statement(run)
 
     def stream(self, sql: str, params: Sequence[Any] = (), size: int = 1000) -> Iterator[Rows]:
         status = self._psycopg.pq.TransactionStatus
@@ -199,14 +281,21 @@ class PostgresDatabase(Database):
                     yield batch
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        with self.translated():
-            self.conn.execute(placeholders(sql), params)
+        def run() -> None:
+            with self.translated():
+                self.conn.execute(placeholders(sql), params)
+
+        self._statement(run)
 
     def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if not rows:
             return
-        with self.translated(), self.conn.cursor() as cursor:
-            cursor.executemany(placeholders(sql), [_without_nul(row) for row in rows])
+
+        def run() -> None:
+            with self.translated(), self.conn.cursor() as cursor:
+                cursor.executemany(placeholders(sql), [_without_nul(row) for row in rows])
+
+        self._statement(run)
 
     def insert_rows(
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
@@ -216,19 +305,23 @@ class PostgresDatabase(Database):
         statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
             sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
         )
-        with self.translated(), self.conn.cursor() as cursor, cursor.copy(statement) as copy:
-            for row in rows:
-                copy.write_row(_without_nul(row))
+
+        def run() -> None:
+            with self.translated(), self.conn.cursor() as cursor, cursor.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row(_without_nul(row))
+
+        self._statement(run)
 
     @contextmanager
     def write(self) -> Iterator[None]:
-        with self.translated(), self.conn.transaction():
+        with self._transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_key,))
             yield
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        with self.translated(), self.conn.transaction():
+        with self._transaction():
             self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from auditor.history import crawl
+from auditor.history import crawl, fleets
 from auditor.history.backend import Database
 from auditor.history.db import connect
 from auditor.history.location import Location, locate
@@ -52,8 +53,8 @@ _DROP_OLD_BLOCKS = (
 _LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
 
 
-_RUN_ROW = "id, site_id, started_at, finished_at, verdict, recheck_days, result, savings"
-_INSERT_RUN = f"INSERT INTO runs ({_RUN_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_RUN_ROW = "id, site_id, started_at, finished_at, verdict, recheck_days, result, savings, run_key"
+_INSERT_RUN = f"INSERT INTO runs ({_RUN_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_SITE = (
     "INSERT INTO sites (id, origin, created_at)"
     " SELECT coalesce(max(id), 0) + 1, ?, ? FROM sites RETURNING id"
@@ -89,12 +90,19 @@ class History:
         self.applied = tuple(applied)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None) -> History:
+    def open(
+        cls, path: str | os.PathLike[str] | None = None, *, reconnect: float | None = None
+    ) -> History:
         """Open (creating it if needed) the history at ``path`` (a SQLite path,
         ``sqlite:///PATH`` or ``postgresql://...``), else ``AUDITOR_DB``, else
-        :func:`~auditor.history.default_db_path`; apply missing migrations."""
+        :func:`~auditor.history.default_db_path`; apply missing migrations.
+
+        ``reconnect``: seconds a PostgreSQL history keeps connecting again after its
+        connection was lost (default :data:`~auditor.history.backend.RECONNECT_SECONDS`)."""
         location = locate(path)
         database, applied = connect(location)
+        if reconnect is not None:
+            database.reconnect_window = reconnect
         return cls(database, location, applied)
 
     @property
@@ -129,6 +137,8 @@ class History:
         files: Sequence[SitemapFile],
         entries: pd.DataFrame,
         pages: Sequence[PageObservation],
+        key: str | None = None,
+        fleet: int | None = None,
     ) -> int:
         """Save one finished run in one transaction; its new run id.
 
@@ -137,34 +147,73 @@ class History:
         ``url_state`` becomes ``entries`` unless a run that started later is already saved.
         Pages of the site's runs older than its :data:`KEEP_BLOCKS_RUNS` latest lose their
         text blocks (what they compared to is kept).
+
+        ``key`` (default: a new random one) names the run: a save whose connection was
+        lost is retried whole (:meth:`~auditor.history.backend.Database.retried`), and
+        finds the run rather than saving it twice if its first commit landed. ``fleet``:
+        the run is the site's in that fleet's plan (:meth:`plan_fleet`), marked in the
+        same transaction.
         """
         finished = result.finished_at or datetime.now(UTC)
+        run = _RunRows(
+            result,
+            key or uuid.uuid4().hex,
+            finished,
+            encode_state(entries),  # before the transaction: it may take a second
+            len(entries),
+            [file_row(f) for f in files],
+            [page_row(p) for p in pages],
+            [segment_row(s) for s in result.segments],
+        )
+        return self._db.retried(lambda: self._write_run(run, fleet))
+
+    def _write_run(self, run: _RunRows, fleet: int | None) -> int:
+        db, result = self._db, run.result
         started = instant_text(result.started_at)
-        state = encode_state(entries)  # before the transaction: it may take a second
-        file_rows = [file_row(f) for f in files]
-        page_rows = [page_row(p) for p in pages]
-        segment_rows = [segment_row(s) for s in result.segments]
-        db = self._db
         with db.write():
-            site_id = self._site_id(result.site, finished)
+            known = db.rows("SELECT id FROM runs WHERE run_key = ?", (run.key,))
+            if known:  # an earlier attempt committed, its answer lost with the connection
+                return int(known[0][0])
+            site_id = self._site_id(result.site, run.finished)
             run_id = int(db.rows("SELECT coalesce(max(id), 0) + 1 FROM runs")[0][0])
-            stored = replace(result, run_id=run_id, finished_at=finished)
+            stored = replace(result, run_id=run_id, finished_at=run.finished)
             db.execute(
                 _INSERT_RUN,
-                (run_id, site_id, started, instant_text(finished), result.verdict,
+                (run_id, site_id, started, instant_text(run.finished), result.verdict,
                  result.recheck_days, to_json(stored.to_dict()),
-                 None if result.savings is None else to_json(result.savings)),
+                 None if result.savings is None else to_json(result.savings), run.key),
             )  # fmt: skip
-            db.insert_rows(
-                "sitemap_files", _numbered_columns(FILE_COLUMNS), _numbered(run_id, file_rows)
-            )
-            db.insert_rows(
-                "segments", _numbered_columns(SEGMENT_COLUMNS), _numbered(run_id, segment_rows)
-            )
-            db.insert_rows("pages", _numbered_columns(PAGE_COLUMNS), _numbered(run_id, page_rows))
+            for table, columns, rows in (
+                ("sitemap_files", FILE_COLUMNS, run.files),
+                ("segments", SEGMENT_COLUMNS, run.segments),
+                ("pages", PAGE_COLUMNS, run.pages),
+            ):
+                db.insert_rows(table, _numbered_columns(columns), _numbered(run_id, rows))
             db.execute(_DROP_OLD_BLOCKS, (site_id, site_id, KEEP_BLOCKS_RUNS))
-            self._replace_state(site_id, run_id, started, len(entries), state)
+            self._replace_state(site_id, run_id, started, run.urls, run.state)
+            if fleet is not None:
+                fleets.mark_run(db, fleet, result.site, run_id)
         return run_id
+
+    # -- fleets (auditor.history.fleets) -------------------------------------------
+
+    def plan_fleet(
+        self, sites: Sequence[str], *, resume: bool = False, now: datetime | None = None
+    ) -> fleets.FleetPlan:
+        """Record a fleet of ``sites`` (origins) as starting; with ``resume``, take up the
+        latest fleet of the same crawl list instead when it did not end: only its sites
+        without a run of it are left to do."""
+        moment = now or datetime.now(UTC)
+        return self._db.retried(lambda: fleets.plan_fleet(self._db, sites, moment, resume=resume))
+
+    def end_fleet(self, fleet_id: int, now: datetime | None = None) -> None:
+        """Mark a fleet ended: each of its sites had its turn."""
+        moment = now or datetime.now(UTC)
+        self._db.retried(lambda: fleets.end_fleet(self._db, fleet_id, moment))
+
+    def never_audited(self) -> list[str]:
+        """Sites of a fleet's plan that have no run at all (a first fleet cut short)."""
+        return fleets.never_audited(self._db)
 
     def _site_id(self, origin: str, now: datetime) -> int:
         found = self.site_id(origin)
@@ -396,6 +445,20 @@ class History:
         if not state:
             return None
         return latest.started_at, self.sitemap_files(latest.run_id), bytes(state[0][0])
+
+
+@dataclass(frozen=True)
+class _RunRows:
+    """A run made ready to save (encoded before the transaction, reused by a retry)."""
+
+    result: AuditResult
+    key: str
+    finished: datetime
+    state: bytes
+    urls: int
+    files: list[tuple[Any, ...]]
+    pages: list[tuple[Any, ...]]
+    segments: list[tuple[Any, ...]]
 
 
 def _numbered(run_id: int, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
