@@ -137,7 +137,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007-dated-changes", DATED_CHANGES),
     Migration("0008-segment-groups", SEGMENT_GROUPS),
     Migration("0009-indexing", INDEXING),
-    Migration("0012-fleet-plans", FLEET_PLANS),
+    Migration("0010-fleet-plans", FLEET_PLANS),
 )
 
 

@@ -6,7 +6,7 @@ others not again. And ``reverify`` knows the sites of a crawl list that were nev
 audited (the history learns a site only when its first run is saved), so a first fleet
 cut short is finished by the next cron.
 
-Data model (migration ``0012-fleet-plans``): ``fleets`` has one row per fleet started
+Data model (migration ``0010-fleet-plans``): ``fleets`` has one row per fleet started
 (``list_key``, the SHA-256 of its sorted site origins: the same crawl list in any order
 or spelling is the same list; ``started_at``; ``sites``; ``ended_at`` once every site
 had its turn). ``fleet_sites`` has one row per site of a plan, ``run_id`` set in the
@@ -29,7 +29,7 @@ from auditor.history.records import instant, instant_text
 
 __all__ = ["FLEET_PLANS", "FleetPlan", "end_fleet", "list_key", "never_audited", "plan_fleet"]
 
-#: Migration 0012-fleet-plans.
+#: Migration 0010-fleet-plans.
 FLEET_PLANS = (
     "ALTER TABLE runs ADD COLUMN run_key TEXT",
     "CREATE UNIQUE INDEX runs_by_key ON runs(run_key)",
