@@ -11,11 +11,22 @@ saves whole runs carrying it (timing the whole ``save_run`` and the write transa
 inside it, i.e. how long other writers wait) and reads ``latest_entries`` back (checked
 equal). Last, ``db copy`` of that history from SQLite to PostgreSQL and back. Prints
 seconds and the ratios PostgreSQL / SQLite (target: within 2x).
+
+``--fleet``: a history of ``--sites`` sites x ``--runs`` runs (``history_fleet.py``, bulk
+inserts) on each backend, kept in ``--keep DIR`` (a SQLite file and a PostgreSQL cluster,
+reused by the next run with the same DIR), then every daily operation of a fleet
+(``history_ops.py``: reverify's due sites, plan for one site and for a subset, changed, the
+fleet index, the latest-verdict views, export), each in a child process: seconds and peak
+RSS. ``--ops`` picks some; ``--code DIR`` runs them with another checkout's auditor (the
+code before a change), on the same histories.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from auditor.history import History, decode_state, encode_state
 from auditor.history.copy import copy_history
+from tests.benchmarks.history_fleet import build
+from tests.benchmarks.history_ops import OPS
 from tests.history.helpers import files, large_inventory, pages, result
 from tests.pgserver import PostgresServer, unavailable
 
@@ -88,7 +101,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--urls", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--fleet", action="store_true", help="the fleet's daily operations")
+    parser.add_argument("--sites", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--pages", type=int, default=20, help="sampled pages a run")
+    parser.add_argument("--keep", type=Path, default=Path("/tmp/auditor-history-fleet"))
+    parser.add_argument("--ops", default=",".join(OPS))
+    parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parents[2])
+    parser.add_argument("--backends", default="sqlite,postgresql")
     args = parser.parse_args(argv)
+    if args.fleet:
+        return fleet(args)
     frame = large_inventory(args.urls)
     blob, encode = _best(args.repeat, encode_state, frame)
     back, decode = _best(args.repeat, decode_state, blob)
@@ -129,6 +152,90 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  postgresql / sqlite, write transaction: {pg['lock'] / lite['lock']:.2f}")
         print(f"db copy ({args.repeat} runs): sqlite -> postgresql {to_pg:.3f} s, "
               f"postgresql -> sqlite {to_sqlite:.3f} s")  # fmt: skip
+    return 0
+
+
+class KeptServer(PostgresServer):
+    """A PostgreSQL cluster in a folder that outlives the benchmark (made once, started
+    again by the next run, stopped but never deleted)."""
+
+    def __init__(self, folder: Path) -> None:
+        import shutil
+
+        from tests.pgserver import _RUN_AS, SUPERUSER, find_bindir
+
+        self.bindir = find_bindir()  # type: ignore[assignment]
+        self.folder, self.data, self.port = folder, folder / "data", 0
+        if not self.data.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            shutil.chown(folder, _RUN_AS, _RUN_AS)
+            self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust",
+                      "-E", "UTF8", "--locale=C", "--no-instructions")  # fmt: skip
+        self._start(durable=True)
+
+    def stop(self) -> None:
+        subprocess.run(
+            self._command("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop"),
+            capture_output=True,
+        )
+
+
+def _built(url: str, sites: int, runs: int, pages: int) -> None:
+    with History.open(url) as history:
+        if history.sites():
+            return
+        started = time.perf_counter()
+        build(history, sites, runs, pages)
+        if history.dialect == "postgresql":
+            history._db.execute("ANALYZE")  # as autovacuum would after a bulk load
+        print(f"  built {history.dialect}: {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def _op(code: Path, op: str, url: str) -> dict[str, object]:
+    here = Path(__file__).resolve().parent / "history_ops.py"
+    env = {**os.environ, "PYTHONPATH": f"{code}:{here.parents[2]}"}
+    done = subprocess.run([sys.executable, str(here), op, url], capture_output=True,
+                          text=True, env=env)  # fmt: skip
+    if done.returncode:
+        return {"op": op, "seconds": None, "rows": done.stderr.strip().splitlines()[-1:]}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def fleet(args: argparse.Namespace) -> int:
+    """Build (or reuse) the fleet histories and time each operation on each backend."""
+    args.keep.mkdir(parents=True, exist_ok=True)
+    backends = args.backends.split(",")
+    server = KeptServer(args.keep / "pg") if "postgresql" in backends else None
+    try:
+        urls = {}
+        if "sqlite" in backends:
+            urls["sqlite"] = str(args.keep / "history.sqlite3")
+        if server is not None:
+            name = f"fleet_{args.sites}_{args.runs}_{args.pages}"
+            server.role("auditor")
+            exists = f"SELECT 1 FROM pg_database WHERE datname = '{name}'"
+            import psycopg
+
+            with psycopg.connect(server.url(), autocommit=True) as conn:
+                if not conn.execute(exists).fetchall():  # type: ignore[arg-type]
+                    conn.execute(f'CREATE DATABASE "{name}" OWNER auditor')  # type: ignore[arg-type]
+            urls["postgresql"] = server.url(name, "auditor")
+        print(
+            f"{args.sites:,} sites x {args.runs} runs x {args.pages} pages; code {args.code}",
+            flush=True,
+        )
+        for url in urls.values():
+            _built(url, args.sites, args.runs, args.pages)
+        print(f"{'operation':18s} {'backend':10s} {'s':>9s} {'peak MB':>8s}  rows")
+        for op in filter(None, args.ops.split(",")):
+            for backend, url in urls.items():
+                f = _op(args.code, op, url)
+                secs = "-" if f["seconds"] is None else f"{f['seconds']:.3f}"
+                print(f"{op:18s} {backend:10s} {secs:>9s} {f.get('peak_mb', '-')!s:>8s}"
+                      f"  {f['rows']}", flush=True)  # fmt: skip
+    finally:
+        if server is not None:
+            server.stop()
     return 0
 
 

@@ -100,7 +100,8 @@ def fleet_index(tmp_path_factory):
     counted = write_fleet_history(folder / "history.sqlite3", FLEET_SITES)
     with History.open(folder / "history.sqlite3") as history:
         slugs = {s.origin: site_slug(s.origin) for s in history.sites()}
-        return write_fleet_index(history, folder, slugs), counted
+        # one page of 2,000: the script at the size of a page and over (PAGE_ROWS is 1,000)
+        return write_fleet_index(history, folder, slugs, page_rows=FLEET_SITES), counted
 
 
 #: What the page shows: the verdict counts, the rows not hidden, the "shown" line.
@@ -210,3 +211,24 @@ def test_fleet_index_shows_every_site_with_scripts_off(fleet_index, tmp_path):
     assert not filters  # the controls need the script; the table does not
     assert "untrusted" in first or "no-lastmod" in first  # worst first
     assert "trusted" in last
+
+
+def test_fleet_index_pages_are_navigable(browser, tmp_path):
+    write_fleet_history(tmp_path / "history.sqlite3", 30)
+    with History.open(tmp_path / "history.sqlite3") as history:
+        path = write_fleet_index(history, tmp_path, {}, page_rows=12)
+    seen: list[str] = []
+    browser.get(path.as_uri())
+    for number in (1, 2, 3):
+        rows = browser.find_elements("css selector", "#fleet tbody tr")
+        seen += [row.get_attribute("data-site") for row in rows]
+        current = browser.find_element("css selector", "nav.pages [aria-current=page]")
+        assert current.text == str(number)
+        following = browser.find_elements("css selector", "nav.pages a[rel=next]")
+        if number < 3:
+            following[0].click()
+        else:
+            assert following == []
+
+    assert len(seen) == len(set(seen)) == 30
+    assert browser.current_url.endswith("index-3.html")

@@ -85,3 +85,60 @@ def test_the_script_reads_no_markup_and_fetches_nothing(fleet):
     for network in ("fetch(", "XMLHttpRequest", "import(", "http://", "https://", "src="):
         assert network not in script
     assert "<link" not in page and " src=" not in page  # one self-contained file
+
+
+def _linked_sites(page: str) -> list[str]:
+    table = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [html.unescape(s) for s in re.findall(r'<tr data-site="([^"]*)"', table)]
+
+
+def test_a_long_index_is_pages_every_site_on_one_of_them(tmp_path):
+    counted = write_fleet_history(tmp_path / "history.sqlite3", SITES)
+    with History.open(tmp_path / "history.sqlite3") as history:
+        slugs = {s.origin: site_slug(s.origin) for s in history.sites()}
+        write_fleet_index(history, tmp_path, slugs, page_rows=25)
+        rows = fleet_rows(history, slugs)
+    names = ["index.html", "index-2.html", "index-3.html"]
+    pages = [(tmp_path / name).read_text(encoding="utf-8") for name in names]
+
+    assert sorted(p.name for p in tmp_path.glob("index*.html")) == sorted(names)
+    listed = [site for page in pages for site in _linked_sites(page)]
+    assert listed == [r["site"] for r in rows]  # one order across the pages, each site once
+    assert [len(_linked_sites(page)) for page in pages] == [25, 25, 10]
+    for number, page in enumerate(pages, start=1):
+        links = set(re.findall(r'<a href="(index(?:-\d+)?\.html)"', page))
+        assert links == set(names) - {names[number - 1]}  # every other page, from each
+        assert f'<b aria-current="page">{number}</b>' in page
+        assert f"all <b>{SITES}</b>" in page  # the whole fleet's counts on every page
+        assert sum(counted.values()) == SITES
+    assert 'rel="next"' not in pages[2] and 'rel="prev"' not in pages[0]
+    assert "sites 26&ndash;50 of 60" in pages[1]
+
+
+def test_pages_of_a_longer_index_go_when_it_shrinks(tmp_path):
+    write_fleet_history(tmp_path / "history.sqlite3", SITES)
+    with History.open(tmp_path / "history.sqlite3") as history:
+        write_fleet_index(history, tmp_path, {}, page_rows=25)
+        write_fleet_index(history, tmp_path, {}, page_rows=40)
+    (tmp_path / "index-9.html.bak").write_text("not ours")
+
+    assert sorted(p.name for p in tmp_path.glob("index*.html")) == ["index-2.html", "index.html"]
+
+
+def test_one_page_has_no_page_links(fleet):
+    page, _, _ = fleet
+
+    assert 'class="pages"' not in page
+    assert "index-2.html" not in page
+
+
+def test_each_row_shows_the_site_s_latest_verdicts_oldest_first(fleet):
+    _, _, rows = fleet
+    from tests.report.fleet_history import PATTERNS
+
+    by_site = {r["site"]: r for r in rows}
+    for n in (0, 1, 6, 13):
+        row = by_site[f"https://site{n:05d}.example"]
+        assert row["timeline"] == list(PATTERNS[n % len(PATTERNS)])
+        assert row["runs"] == len(PATTERNS[n % len(PATTERNS)])
+        assert row["verdict"] == PATTERNS[n % len(PATTERNS)][-1]
