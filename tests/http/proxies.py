@@ -85,14 +85,17 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         owner.log.append(Relayed("GET", self.path, dict(self.headers.items())))
         parts = urlsplit(self.path)
         host, port = owner.resolve(parts.hostname or "", parts.port or 80)
-        upstream = http.client.HTTPConnection(host, port, timeout=10)
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
-        upstream.request("GET", path, headers=headers, encode_chunked=False)
-        answer = upstream.getresponse()
-        body = answer.read()
+        upstream = http.client.HTTPConnection(host, port, timeout=10)
+        try:  # closed whatever the upstream does: a socket left open warns in a later test
+            upstream.request("GET", path, headers=headers, encode_chunked=False)
+            answer = upstream.getresponse()
+            body = answer.read()
+        finally:
+            upstream.close()
         self.send_response(answer.status)
         for name, value in answer.getheaders():
             if name.lower() not in _HOP and name.lower() not in (
@@ -104,16 +107,19 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        upstream.close()
 
     def do_CONNECT(self) -> None:
         owner = self.server.owner
         owner.log.append(Relayed("CONNECT", self.path, dict(self.headers.items())))
         name, _, port = self.path.rpartition(":")
         upstream = socket.create_connection(owner.resolve(name.strip("[]"), int(port)), timeout=10)
-        self.send_response(200, "Connection established")
-        self.end_headers()
-        self.wfile.flush()
+        try:
+            self.send_response(200, "Connection established")
+            self.end_headers()
+            self.wfile.flush()
+        except OSError:
+            upstream.close()
+            raise
         _relay(self.connection, upstream)
         self.close_connection = True
 
