@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.loopback import FIXTURES, LoopbackServer
-from tests.pgserver import PostgresServer, unavailable
+from tests.pgserver import PostgresServer, running_server
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 
@@ -115,11 +115,5 @@ def postgres_server() -> Iterator[PostgresServer]:
     """A PostgreSQL server of the test session: started in a temporary folder on a free
     loopback port (Debian's initdb and pg_ctl), stopped at the end. Skips, saying why,
     where there are no server binaries or no psycopg."""
-    why = unavailable()
-    if why is not None:
-        pytest.skip(f"PostgreSQL tests need a server: {why}")
-    server = PostgresServer()
-    try:
+    with running_server() as server:
         yield server
-    finally:
-        server.stop()

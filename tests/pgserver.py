@@ -15,9 +15,11 @@ import socket
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PostgresServer", "find_bindir", "unavailable"]
+__all__ = ["PostgresServer", "find_bindir", "running_server", "unavailable"]
 
 #: The superuser of the test cluster; the tests connect as a plain role (see ``role``).
 SUPERUSER = "postgres"
@@ -171,3 +173,19 @@ class PostgresServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextmanager
+def running_server() -> Iterator[PostgresServer]:
+    """A new server, stopped on exit; the test is skipped, saying why, where none can start
+    (no server binaries, or no psycopg)."""
+    import pytest
+
+    why = unavailable()
+    if why is not None:
+        pytest.skip(f"PostgreSQL tests need a server: {why}")
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -24,7 +24,7 @@ from auditor.demo.server import SiteServer
 from auditor.history import History
 from tests.fleet.servers import simulated
 from tests.history.conftest import WRITER
-from tests.pgserver import PostgresServer, unavailable
+from tests.pgserver import PostgresServer, running_server
 
 PROJECT = str(Path(__file__).resolve().parents[2])
 SITES, FAULT_AFTER = 24, 8
@@ -50,14 +50,8 @@ def crawl_file(tmp_path, sites, monkeypatch) -> Path:
 @pytest.fixture(scope="module")
 def own_pg() -> Iterator[PostgresServer]:
     """A server of this module's own, to restart (the session's is shared)."""
-    why = unavailable()
-    if why is not None:
-        pytest.skip(f"PostgreSQL tests need a server: {why}")
-    server = PostgresServer()
-    try:
+    with running_server() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(params=("sqlite", "postgresql"))

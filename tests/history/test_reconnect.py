@@ -15,7 +15,7 @@ from auditor.errors import HistoryError, HistoryLost
 from auditor.history import History
 from tests.history.conftest import WRITER
 from tests.history.helpers import STARTED, entries, files, pages, result
-from tests.pgserver import PostgresServer, unavailable
+from tests.pgserver import PostgresServer, running_server
 
 DOWN = 3.0  # seconds the server is down
 
@@ -23,14 +23,8 @@ DOWN = 3.0  # seconds the server is down
 @pytest.fixture(scope="module")
 def own_server() -> Iterator[PostgresServer]:
     """A server of this module's own: halting it must not disturb the other tests'."""
-    why = unavailable()
-    if why is not None:
-        pytest.skip(f"PostgreSQL tests need a server: {why}")
-    server = PostgresServer()
-    try:
+    with running_server() as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _save(history: History, site: str = "https://example.com", **kwargs: object) -> int:
