@@ -61,7 +61,28 @@ def db(request, tmp_path) -> str:
     return str(request.getfixturevalue("own_pg").new_database(WRITER))
 
 
+#: Every fleet child of the running test: ended and its pipes closed at the test's end,
+#: whatever the test did with it (a child left running warns in a later test).
+_CHILDREN: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _children_ended() -> Iterator[None]:
+    yield
+    while _CHILDREN:
+        child = _CHILDREN.pop()
+        if child.poll() is None:
+            child.kill()
+        child.communicate(timeout=30)
+
+
 def _audit(crawl_file: Path, db: str, *extra: str) -> subprocess.Popen[str]:
+    child = _started(crawl_file, db, *extra)
+    _CHILDREN.append(child)
+    return child
+
+
+def _started(crawl_file: Path, db: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "auditor", "audit", "--sites", str(crawl_file), "--db", db,
          *QUICK, *extra],
