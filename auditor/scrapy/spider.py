@@ -41,6 +41,7 @@ class SitemapPlanMixin:
         config = AuditorSettings.of(crawler.settings)
         if config.enabled:
             CrawlerPlan.of(crawler, config)
+        spider._auditor_filter = config.filter  # read once, not for every sitemap file
         return spider
 
     def sitemap_filter(self, entries: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
@@ -48,7 +49,7 @@ class SitemapPlanMixin:
         index = getattr(entries, "type", None) == "sitemapindex"
         kept = super().sitemap_filter(entries)  # type: ignore[misc]
         frontier = frontier_of(getattr(self, "crawler", None))
-        if frontier is None or not _filtering(self):
+        if frontier is None or not getattr(self, "_auditor_filter", True):
             yield from kept
             return
         stats = self.crawler.stats
@@ -59,10 +60,6 @@ class SitemapPlanMixin:
                 yield entry
             elif stats is not None:
                 stats.inc_value("auditor/pruned/sitemaps" if index else "auditor/dropped/not_due")
-
-
-def _filtering(spider: Any) -> bool:
-    return AuditorSettings.of(spider.crawler.settings).filter
 
 
 class AuditorSitemapSpider(SitemapPlanMixin, SitemapSpider):
