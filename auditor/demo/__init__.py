@@ -9,6 +9,7 @@ history, as a weekly re-verification would be, and lands at about the real time.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import ExitStack
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -109,21 +110,24 @@ def run_demo(
     """Run the demo; returns one row per site and the fleet index's path.
 
     ``db`` (a path or ``postgresql://`` URL) receives the demo's runs instead of a fresh
-    history in ``folder``; nothing already in it is touched (the demo's sites are new
-    origins: their ports are new each time)."""
+    history in ``folder``. Each site is a loopback origin on a port the system hands
+    out, held until the demo ends, so no two sites of one demo share an origin; in a
+    history that already holds an earlier demo, a site may by chance get an old port."""
     database = fresh_demo_history(folder) if db is None else db
     rows, slugs = [], {}
     start = datetime.now(UTC) - DEMO_GAP  # the second runs land at about the real time
-    with History.open(database) as history:
+    # Every site's server stays up until the demo ends: a server closed before the next
+    # starts may hand its port on, and two sites would then share one origin.
+    with History.open(database) as history, ExitStack() as servers:
         for name, site in demo_sites(start).items():
             clock = SimulatedClock(start)
-            with SiteServer(site, clock.now) as server:
-                # the same sample every time, on the site's clock
-                options = replace(DEMO_OPTIONS, seed=site.seed, clock=clock.now)
-                first = audit_site(server.origin, history, options)
-                clock.advance(DEMO_GAP)
-                site.tick(DEMO_GAP)
-                second = audit_site(server.origin, history, options)
+            server = servers.enter_context(SiteServer(site, clock.now))
+            # the same sample every time, on the site's clock
+            options = replace(DEMO_OPTIONS, seed=site.seed, clock=clock.now)
+            first = audit_site(server.origin, history, options)
+            clock.advance(DEMO_GAP)
+            site.tick(DEMO_GAP)
+            second = audit_site(server.origin, history, options)
             report = write_site_report(load_report_data(history, server.origin), folder / name)
             slugs[server.origin] = name
             expected = BEHAVIOURS[name].says if name in BEHAVIOURS else "partial"
