@@ -28,6 +28,7 @@ from auditor.cli_args import (
     progress_for,
 )
 from auditor.cli_fleet import add_fleet_options, is_fleet, run_fleet, sites_of
+from auditor.errors import UsageError
 from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
 from auditor.sampler.defaults import DEFAULT_SAMPLE
@@ -37,6 +38,8 @@ from auditor.walker import WalkOptions
 if TYPE_CHECKING:
     from auditor.audit import AuditOptions
     from auditor.demo import DemoRow
+    from auditor.fleet.reports import DrawnReport
+    from auditor.history import History
     from auditor.scorer.result import AuditResult
 
 __all__ = ["add_audit_commands"]
@@ -124,11 +127,15 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
     report = commands.add_parser(
         "report",
-        help="write a site's HTML report (and the fleet index) from the history",
-        description="Write SITE's HTML report with its PNG charts into DIR/<site>/, and the "
-        "fleet index of every reported site into DIR/index.html.",
+        help="write sites' HTML reports (and the fleet index) from the history",
+        description="Write each SITE's HTML report with its PNG charts into DIR/<site>/ "
+        "(--all: every site in the history, drawn on every core), and the fleet index of "
+        "every site into DIR/index.html.",
     )
-    report.add_argument("site", metavar="SITE")
+    report.add_argument("site", nargs="*", metavar="SITE")
+    report.add_argument(
+        "--all", action="store_true", help="every site in the history (a fleet's reports)"
+    )
     add_db_option(report)
     _add_out(report)
     report.set_defaults(handler=_cmd_report)
@@ -268,13 +275,45 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from auditor.audit import site_of
     from auditor.history import History
-    from auditor.report import write_report
+    from auditor.report import refresh_fleet_index, write_report
 
-    site, _ = site_of(args.site)
+    if args.all == bool(args.site):
+        raise UsageError("give SITE arguments or --all, not both")
+    sites = [site_of(text)[0] for text in args.site]
     with History.open(args.db) as history:
-        path = write_report(history, site, Path(args.out))
-    print(path)
-    return EXIT_OK
+        if len(sites) == 1:
+            print(write_report(history, sites[0], Path(args.out)))
+            return EXIT_OK
+        if args.all:
+            sites = [record.origin for record in history.sites()]
+            if not sites:
+                sys.stderr.write("auditor: no site in the history: no report to draw\n")
+        written = _draw_reports(history, sites, Path(args.out))
+        refresh_fleet_index(history, Path(args.out))
+    return EXIT_OK if written == len(sites) else EXIT_FAILED
+
+
+def _draw_reports(history: History, sites: list[str], out: Path) -> int:
+    """Draw ``sites``' reports on every core, printing each file as it is written;
+    returns how many were."""
+    from auditor.fleet.reports import ReportWriter
+
+    with ReportWriter(history, out) as writer:
+        writer.start()
+        for site in sites:
+            writer.add(site)
+            _print_drawn(writer.take())
+        writer.drain()
+        _print_drawn(writer.take())
+        return writer.written
+
+
+def _print_drawn(reports: list[DrawnReport]) -> None:
+    for report in reports:
+        if report.path is None:
+            sys.stderr.write(f"auditor: no report for {report.site} (see the log above)\n")
+        else:
+            print(report.path, flush=True)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -47,9 +47,19 @@ if TYPE_CHECKING:
     from auditor.history.fleets import FleetPlan
     from auditor.scorer.result import AuditResult
 
-__all__ = ["add_fleet_options", "is_fleet", "run_fleet", "sites_of"]
+__all__ = [
+    "REPORT_POLICIES",
+    "add_fleet_options",
+    "is_fleet",
+    "report_path",
+    "run_fleet",
+    "sites_of",
+    "wants_report",
+]
 
 EXIT_SIGINT, EXIT_SIGTERM = EXIT_INTERRUPTED, 143  # 128 + the signal, as shells report it
+#: What ``--reports`` may ask a fleet to draw; the first is the default.
+REPORT_POLICIES = ("changed", "all", "none")
 
 
 def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = True) -> None:
@@ -91,6 +101,14 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
         f"(default {DEFAULT_SITE_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--reports",
+        choices=REPORT_POLICIES,
+        default=REPORT_POLICIES[0],
+        help="in a fleet, the site reports drawn as sites finish: those whose verdict "
+        "changed since their previous run (default), all, or none; the fleet index links "
+        "every site, and `auditor report --all` draws the rest",
+    )
+    parser.add_argument(
         "--db-reconnect",
         type=non_negative_float,
         default=RECONNECT_SECONDS,
@@ -119,11 +137,11 @@ def is_fleet(args: argparse.Namespace, sites: int) -> bool:
 def run_fleet(
     args: argparse.Namespace, found: CrawlList, options: AuditOptions, history: History
 ) -> int:
-    """Audit ``found`` as a fleet; print each result as it finishes, then a summary.
+    """Audit ``found`` as a fleet; print each result as it is saved, then a summary.
 
-    Each result's report is drawn by a pool of processes (:class:`ReportWriter`) while
-    the fleet goes on; its line is printed once the report is written. Only what the
-    summary needs of each site is kept, so a long crawl list costs no memory here."""
+    The reports ``--reports`` asks for are drawn by a pool of processes
+    (:class:`ReportWriter`) while the fleet goes on. Only what the summary needs of each
+    site is kept, so a long crawl list costs no memory here."""
     from auditor.fleet import audit_fleet
     from auditor.fleet.reports import ReportWriter
 
@@ -133,7 +151,12 @@ def run_fleet(
     display = _display(len(found), args)
     outcomes: list[Any] = []  # what the summary reads of each site done
     status, stopped = EXIT_OK, None
-    with _connected(args.cluster) as client, ReportWriter(history, Path(args.out)) as reports:
+    out = Path(args.out)
+    with (
+        _dask_logs(getattr(args, "verbose", 0)),
+        _connected(args.cluster) as client,
+        ReportWriter(history, out) as reports,
+    ):
         with _signals():
             fleet = audit_fleet(
                 found,
@@ -142,15 +165,14 @@ def run_fleet(
                 concurrency=args.concurrency,
                 client=client,
                 site_timeout=args.site_timeout,
-                on_progress=lambda progress: _shown(progress, display, reports, outcomes, args),
+                on_progress=display.show,
                 fleet=None if plan is None else plan.fleet_id,
             )
             try:
                 with closing(fleet):
                     for outcome in fleet:  # saved: it counts as done from now on
                         with _signals_held():
-                            reports.add(outcome)
-                            _report(reports.take(), outcomes, args.json)
+                            _saved(outcome, outcomes, args, reports)
                     reports.drain()
             except KeyboardInterrupt:
                 status = EXIT_SIGINT
@@ -161,17 +183,18 @@ def run_fleet(
             finally:
                 display.close()
         if status != EXIT_OK:
-            reports.drain()  # the sites saved before the stop: their few reports
-        with _signals_held():
-            _report(reports.take(), outcomes, args.json)
+            reports.drain()  # the reports of the sites saved before the stop
+        reports.take()
+        drawn = reports.written
     if plan is not None and status == EXIT_OK:
         history.end_fleet(plan.fleet_id)  # every site had its turn: no resume of it
     if stopped is not None:
         sys.stderr.write(f"auditor: the fleet stopped early: {stopped}\n")
     reachable = not isinstance(stopped, HistoryError)
-    index = _refresh_index(history, Path(args.out)) if reachable else None
+    index = _refresh_index(history, out) if reachable else None
     tally = Tally.of(outcomes, display.last, len(found), status, stopped, plan)
-    summary(tally, index, args, pages=display.pages)
+    summary(replace(tally, reports=drawn, report_policy=args.reports), index, args,
+            pages=display.pages)  # fmt: skip
     if status == EXIT_OK and tally.failed:
         status = EXIT_FAILED
     return status
@@ -192,18 +215,52 @@ def _planned(args: argparse.Namespace, found: CrawlList, history: History) -> Fl
     return plan
 
 
-def _shown(
-    progress: FleetProgress,
-    display: _Display,
-    reports: ReportWriter,
+def _saved(
+    outcome: AuditResult | SiteFailure,
     outcomes: list[Any],
     args: argparse.Namespace,
+    reports: ReportWriter,
 ) -> None:
-    """Show where the fleet stands, and print the sites whose report is now written (the
-    fleet looks in every few seconds, whether or not a site finished meanwhile)."""
-    display.show(progress)
-    with _signals_held():
-        _report(reports.take(), outcomes, args.json)
+    """A site is saved: print its line (JSON Lines with --json) and keep in ``outcomes``
+    what the summary needs of it, then send its report to be drawn if ``--reports``
+    asks for it (the line names the report's file, written by the end of the command)."""
+    from auditor.fleet import SiteFailure
+
+    drawn = False
+    if isinstance(outcome, SiteFailure):
+        outcomes.append(outcome)
+        line = f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n"
+    else:
+        outcomes.append(_Done(outcome.site, outcome.verdict))
+        drawn = wants_report(outcome, args.reports)
+        if drawn:
+            outcome = replace(outcome, report=str(report_path(Path(args.out), outcome.site)))
+        line = f"{outcome.site}: {outcome.verdict}\n"
+    if args.json:
+        line = json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n"
+    sys.stdout.write(line)
+    sys.stdout.flush()  # a line a write: a buffer filling mid-line never splits one
+    if drawn:
+        reports.add(outcome.site)
+    reports.take()  # forget those drawn meanwhile (counted)
+
+
+def wants_report(result: AuditResult, policy: str) -> bool:
+    """Whether a fleet draws ``result``'s report under ``--reports policy``: ``all``,
+    ``none``, or ``changed`` (the default): the sites whose verdict is not the one of
+    their previous run (a site's first run has none to differ from)."""
+    if policy == "all":
+        return True
+    if policy == "none":
+        return False
+    return result.previous_verdict is not None and result.previous_verdict != result.verdict
+
+
+def report_path(out: Path, site: str) -> Path:
+    """Where ``site``'s report is written under ``out``."""
+    from auditor.report import site_slug
+
+    return out / site_slug(site) / "index.html"
 
 
 @dataclass(frozen=True)
@@ -214,29 +271,11 @@ class _Done:
     verdict: str
 
 
-def _report(finished: list[AuditResult | SiteFailure], outcomes: list[Any], as_json: bool) -> None:
-    """Print each finished site's line (JSON Lines with --json, its report written), and
-    keep in ``outcomes`` what the summary needs of it (first: it is done and saved)."""
-    from auditor.fleet import SiteFailure
-
-    for outcome in finished:
-        outcomes.append(
-            outcome if isinstance(outcome, SiteFailure) else _Done(outcome.site, outcome.verdict)
-        )
-        if as_json:
-            line = json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n"
-        elif isinstance(outcome, SiteFailure):
-            line = f"{outcome.site}: FAILED ({outcome.code}): {outcome.detail}\n"
-        else:
-            line = f"{outcome.site}: {outcome.verdict}\n"
-        sys.stdout.write(line)
-        sys.stdout.flush()  # a line a write: a buffer filling mid-line never splits one
-
-
-def _refresh_index(history: History, out: Path) -> Path | None:
+def _refresh_index(history: History, out: Path) -> Path:
+    """The fleet index of every site, whether or not its report is drawn."""
     from auditor.report import refresh_fleet_index
 
-    return refresh_fleet_index(history, out) if out.is_dir() else None
+    return refresh_fleet_index(history, out)
 
 
 @contextmanager
@@ -256,6 +295,24 @@ def _connected(address: str | None) -> Iterator[Any]:
     finally:
         with _quiet_if_lost(client):
             client.close()  # type: ignore[no-untyped-call]
+
+
+@contextmanager
+def _dask_logs(verbose: int) -> Iterator[None]:
+    """Dask's own log lines at WARNING and above for the fleet's length (INFO with -v):
+    its INFO lines (connections opened and closed, a lost scheduler's comms closing,
+    with their tracebacks) are not the user's business; what matters, the fleet says."""
+    import logging
+
+    import distributed  # noqa: F401 - it sets its loggers' levels when first imported
+
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @contextmanager

@@ -38,6 +38,8 @@ class Tally:
     status: int = 0
     stopped: str | None = None  # why the fleet stopped early (a signal, a fault), or None
     plan: FleetPlan | None = None
+    reports: int = 0  # site reports drawn
+    report_policy: str | None = None  # the fleet's --reports
 
     @classmethod
     def of(
@@ -94,6 +96,7 @@ class Tally:
                 "fleet": None if plan is None else plan.fleet_id,
                 "done_before": 0 if plan is None else plan.done_before,
                 "index": None if index is None else str(index),
+                "reports": {"drawn": self.reports, "policy": self.report_policy},
             },
         }
 
@@ -128,9 +131,26 @@ def _lines(tally: Tally, index: Path | None, args: argparse.Namespace, pages: in
             f"{tally.in_flight} in flight (dropped, nothing saved), {tally.not_started} never "
             f"started; {_pick_up(tally, args)}"
         )
+    if tally.report_policy is not None:
+        lines.append(_reports_line(tally, args))
     if index is not None:
         lines.append(f"  fleet index: {index}")
     return lines
+
+
+_DRAWN = {
+    "changed": "the sites whose verdict changed since their previous run",
+    "all": "every site finished",
+    "none": "none asked for",
+}
+
+
+def _reports_line(tally: Tally, args: argparse.Namespace) -> str:
+    policy = tally.report_policy or "changed"
+    line = f"  reports: {tally.reports} drawn (--reports {policy}: {_DRAWN[policy]})"
+    if policy != "all":
+        line += f"; the others: `auditor report SITE` or `auditor report --all --out {args.out}`"
+    return line
 
 
 def _pick_up(tally: Tally, args: argparse.Namespace) -> str:

@@ -1,18 +1,20 @@
 """A fleet's site reports, drawn beside the audits rather than in their way.
 
-Drawing a site's report (five matplotlib PNGs and the HTML) takes about 0.6 s of
-CPU: several times what auditing a small site costs its worker. Drawn one after
-the other in the loop that collects the results, they held the whole fleet back:
-while a report was drawn no result was saved and no site was sent. So the
-history's owner reads each saved site's report data (a few quick queries: the
+Drawing a site's report (five matplotlib PNGs and the HTML) takes about 0.4 s of
+CPU: several times what auditing a small site costs its worker. So a fleet draws
+only the reports it is asked for (``--reports``: by default the sites whose verdict
+changed), and draws them beside the loop that collects the results rather than in
+it: the history's owner reads each site's report data (a few quick queries: the
 history stays in this process) and hands it to :class:`ReportWriter`'s pool of
-processes, one per core, then goes on collecting.
+processes, one per core, then goes on collecting. ``auditor report --all`` draws a
+whole history's reports through the same pool.
 
 The drawing processes run at a lower priority (``nice`` +10). The audits are paced
 by politeness: a worker that waits for a core past its turn wastes the host's time,
 while a report drawn a few seconds later costs nothing. So the audits take the CPU
 they need and the reports take the rest, and at the end of the fleet the reports
-still pending are drawn on every core.
+still pending are drawn on every core. The pool starts with the first report: a
+fleet that draws none pays nothing for it.
 
 Memory stays bounded: at most ``backlog`` reports are pending (sent to the pool, not
 drawn), holding at most ``backlog_rows`` inventory rows in all (one report at a time
@@ -20,8 +22,7 @@ when a single site has more). When a new one would pass either,
 :meth:`ReportWriter.add` waits for reports to finish, so the fleet sends no new site
 meanwhile (its generator is not asked for the next result): the audits slow down to
 the pace of the reports rather than queueing data without end. A report that cannot
-be drawn leaves the result without a ``report`` path (logged), never the fleet
-stopped.
+be drawn is logged and handed back without a path, never the fleet stopped.
 
 The pool's processes do not hear Ctrl-C (it reaches the whole process group):
 the owner alone handles it, and may still finish the few reports pending.
@@ -38,20 +39,24 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass
 from multiprocessing import resource_tracker
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from auditor.fleet.outcome import SiteFailure
-
 if TYPE_CHECKING:
     from auditor.history import History
     from auditor.report import ReportData
-    from auditor.scorer.result import AuditResult
 
-__all__ = ["BACKLOG", "BACKLOG_ROWS", "DRAWING_NICENESS", "ReportWriter", "draw_report"]
+__all__ = [
+    "BACKLOG",
+    "BACKLOG_ROWS",
+    "DRAWING_NICENESS",
+    "DrawnReport",
+    "ReportWriter",
+    "draw_report",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,14 +76,20 @@ def draw_report(data: ReportData, folder: str) -> str:
     return str(write_site_report(data, Path(folder)))
 
 
-class ReportWriter:
-    """Writes each saved result's report under ``out`` in a pool of processes.
+@dataclass(frozen=True)
+class DrawnReport:
+    """A site's report, drawn: its HTML file, or None when it could not be (logged)."""
 
-    :meth:`add` takes the outcomes as the fleet yields them; :meth:`take` hands back
-    those finished (a result once its report is written, with its ``report`` path; a
-    failure at once) and forgets them; :meth:`drain` waits for the rest. Nothing is
-    forgotten before it is taken, so a caller that takes with its signals held (as the
-    CLI does) loses no finished site to a Ctrl-C.
+    site: str
+    path: str | None
+
+
+class ReportWriter:
+    """Writes the reports of the sites it is given under ``out``, in a pool of processes.
+
+    :meth:`add` takes a site whose latest run is saved; :meth:`take` hands back the
+    reports drawn since (:class:`DrawnReport`) and forgets them; :meth:`drain` waits
+    for the rest.
     """
 
     def __init__(
@@ -98,12 +109,11 @@ class ReportWriter:
         self.backlog_rows = backlog_rows
         self.draw = draw  # run in the pool: a module-level function
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: dict[Future[str], tuple[AuditResult, int]] = {}  # result, rows; as sent
-        self._queued: deque[AuditResult] = deque()  # not sent yet (an add interrupted)
-        self._failures: deque[SiteFailure] = deque()
+        self._pending: dict[Future[str], tuple[str, int]] = {}  # site, rows; as sent
+        self._queued: deque[str] = deque()  # not sent yet (an add interrupted)
+        self.written = 0  #: reports handed back by :meth:`take` with their file written
 
     def __enter__(self) -> ReportWriter:
-        self.start()
         return self
 
     def __exit__(
@@ -115,8 +125,8 @@ class ReportWriter:
         self.close()
 
     def start(self) -> None:
-        """Start the pool's processes and their imports now (they take seconds, which the
-        fleet's own start-up hides), rather than when the first report is due."""
+        """Start the pool's processes and their imports now (they take seconds), for a
+        caller that knows it will draw many reports; else the pool starts with the first."""
         with _children_deaf_to_ctrl_c():
             for _ in range(self.processes):
                 self._executor().submit(_warm)
@@ -131,23 +141,18 @@ class ReportWriter:
         """Inventory rows in the data of the reports not drawn yet."""
         return sum(rows for future, (_, rows) in self._pending.items() if not future.done())
 
-    def add(self, outcome: AuditResult | SiteFailure) -> None:
-        """Send ``outcome``'s report to be drawn (a failure has none); first wait, while
+    def add(self, site: str) -> None:
+        """Send ``site``'s report (of its latest run) to be drawn; first wait, while
         ``backlog`` reports or ``backlog_rows`` rows are pending, for reports to finish."""
-        if isinstance(outcome, SiteFailure):
-            self._failures.append(outcome)
-            return
-        self._queued.append(outcome)
+        self._queued.append(site)
         self._send()
 
-    def take(self) -> list[AuditResult | SiteFailure]:
-        """The outcomes finished since the last call: failures, then results whose report
-        is written (or could not be), in the order they were added."""
-        finished: list[AuditResult | SiteFailure] = list(self._failures)
-        self._failures.clear()
-        for future in [f for f in self._pending if f.done()]:
-            finished.append(_with_report(self._pending.pop(future)[0], future))
-        return finished
+    def take(self) -> list[DrawnReport]:
+        """The reports finished since the last call, in the order they were added."""
+        done = [f for f in self._pending if f.done()]
+        drawn = [_drawn(self._pending.pop(future)[0], future) for future in done]
+        self.written += sum(1 for report in drawn if report.path is not None)
+        return drawn
 
     def drain(self) -> None:
         """Wait until every report added is drawn (then :meth:`take` them)."""
@@ -166,7 +171,7 @@ class ReportWriter:
         from auditor.report import load_report_data
 
         while self._queued:
-            data = load_report_data(self.history, self._queued[0].site)
+            data = load_report_data(self.history, self._queued[0])
             rows = 0 if data.entries is None else len(data.entries)
             while self._full(rows):
                 busy = [f for f in self._pending if not f.done()]
@@ -181,17 +186,17 @@ class ReportWriter:
             return False
         return drawing >= self.backlog or self.drawing_rows + rows > self.backlog_rows
 
-    def _submit(self, result: AuditResult, data: ReportData, rows: int) -> None:
+    def _submit(self, site: str, data: ReportData, rows: int) -> None:
         from auditor.report import site_slug
 
-        folder = str(self.out / site_slug(result.site))
+        folder = str(self.out / site_slug(site))
         with _children_deaf_to_ctrl_c():  # a pool process may be started here
             try:
                 future = self._executor().submit(self.draw, data, folder)
             except BrokenProcessPool:  # a drawing process died: a new pool
                 self._pool = None
                 future = self._executor().submit(self.draw, data, folder)
-        self._pending[future] = (result, rows)
+        self._pending[future] = (site, rows)
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -214,13 +219,13 @@ def _warm() -> None:
     import auditor.report.site  # noqa: F401 - matplotlib, jinja2, pandas: once per process
 
 
-def _with_report(result: AuditResult, future: Future[str]) -> AuditResult:
-    """The result with its report's path; as it was when the report failed (logged)."""
+def _drawn(site: str, future: Future[str]) -> DrawnReport:
+    """The report's path; None when it could not be drawn (logged)."""
     error = CancelledError() if future.cancelled() else future.exception()
     if error is None:
-        return replace(result, report=future.result())
-    log.warning("no report for %s: %s: %s", result.site, type(error).__name__, error)
-    return result
+        return DrawnReport(site, future.result())
+    log.warning("no report for %s: %s: %s", site, type(error).__name__, error)
+    return DrawnReport(site, None)
 
 
 @contextmanager

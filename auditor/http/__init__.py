@@ -47,7 +47,7 @@ from auditor.http.conditional import conditional_headers
 from auditor.http.deadline import Deadline, WatchedAdapter, current_request
 from auditor.http.extra_headers import check_header
 from auditor.http.hosts import host_key, request_url
-from auditor.http.proxy import ca_bundle, check_proxy, masked, proxies_for
+from auditor.http.proxy import ProxyChooser, ca_bundle, check_proxy, masked
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -198,6 +198,7 @@ class HttpClient:
         self.session.headers.update(dict(self.options.headers))
         _log.debug("HTTP client: %s", self.options.described)
         self._clock = clock
+        self._proxies = ProxyChooser(self.options.proxy, env=self.options.env_proxy)
         self._sleep = sleep
 
     def close(self) -> None:
@@ -322,7 +323,7 @@ class HttpClient:
             resp = self.session.get(
                 request_url(url),
                 headers=headers,
-                proxies=proxies_for(url, self.options.proxy, env=self.options.env_proxy),
+                proxies=self._proxies(url),
                 stream=True,
                 allow_redirects=False,
                 timeout=(remaining, remaining),

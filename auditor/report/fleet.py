@@ -13,10 +13,12 @@ text, never as markup.
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from auditor import __version__
 from auditor.report.site import environment, site_slug
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from auditor.history import History
 
 __all__ = [
+    "NOT_DRAWN_PAGE",
     "PAGE_ROWS",
     "TRENDS",
     "fleet_rows",
@@ -45,6 +48,8 @@ _TIMELINE = 6
 #: under a load of 13 to 17: a 100,000-row file (63 MB) had not loaded after 120 s, 10,000
 #: rows took 6 to 11 s, 2,000 rows 2.0 to 2.6 s, 1,000 rows (640 KB) 1.5 s once warm.
 PAGE_ROWS = 1_000
+#: The page an index links for a site whose report is not drawn yet.
+NOT_DRAWN_PAGE = "not-drawn.html"
 
 
 def fleet_rows(history: History, slugs: dict[str, str]) -> list[dict[str, Any]]:
@@ -63,12 +68,21 @@ def fleet_rows(history: History, slugs: dict[str, str]) -> list[dict[str, Any]]:
                 "runs": record.runs,
                 "trend": _trend(past),
                 "timeline": past,
-                "report": f"{slugs[record.origin]}/index.html" if record.origin in slugs else None,
+                "report": _report_link(record.origin, slugs),
+                "drawn": record.origin in slugs,
                 "name": _label(record.origin, slugs.get(record.origin)),
                 "savings": json.loads(text) if text else None,
             }
         )
     return sorted(rows, key=lambda r: (_RANK.get(r["verdict"], 0), r["site"]))
+
+
+def _report_link(origin: str, slugs: dict[str, str]) -> str:
+    """The site's report; for a site whose report is not drawn, the page that says how
+    to draw it (the site in its fragment: one page for every such site)."""
+    if origin in slugs:
+        return f"{slugs[origin]}/index.html"
+    return f"{NOT_DRAWN_PAGE}#{quote(origin, safe='')}"
 
 
 def fleet_savings(rows: list[dict[str, Any]]) -> dict[str, float] | None:
@@ -137,7 +151,19 @@ def write_fleet_index(
         with (folder / page_name(number)).open("w", encoding="utf-8") as out:
             out.writelines(template.generate(**context))
     _remove_stale_pages(folder, pages)
+    _write_not_drawn_page(folder, shared)
     return folder / "index.html"
+
+
+def _write_not_drawn_page(folder: Path, shared: dict[str, Any]) -> None:
+    """The page that tells how to draw a report not drawn yet (the command, for the site
+    named in the link's fragment)."""
+    page = (
+        environment()
+        .get_template("not-drawn.html")
+        .render(**shared, folder=shlex.quote(str(folder)))
+    )
+    (folder / NOT_DRAWN_PAGE).write_text(page, encoding="utf-8")
 
 
 def _shared(rows: list[dict[str, Any]], pages: int) -> dict[str, Any]:

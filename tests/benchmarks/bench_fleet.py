@@ -224,7 +224,13 @@ class _PeakRss:
 
 
 def _fleet_command(
-    origins: list[str], folder: Path, delay: float, concurrency: int, sample: int, full: bool
+    origins: list[str],
+    folder: Path,
+    delay: float,
+    concurrency: int,
+    sample: int,
+    full: bool,
+    reports: str = "changed",
 ) -> dict:
     """``auditor audit --sites`` over ``origins``: wall seconds, peak RSS, outcomes."""
     listing = folder / "sites.txt"
@@ -236,7 +242,8 @@ def _fleet_command(
     ]  # fmt: skip
     if full:
         command.append("--full-sample")
-    started = time.perf_counter()
+    command += ["--reports", reports]
+    started, launched = time.perf_counter(), time.monotonic()
     child = subprocess.Popen(
         command,
         cwd=folder,
@@ -253,7 +260,7 @@ def _fleet_command(
     peak = rss.stop()
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     failed = [r for r in lines if r.get("failed")]
-    reports = sum(1 for r in lines if r.get("report") and (folder / r["report"]).is_file())
+    drawn = sum(1 for r in lines if r.get("report") and (folder / r["report"]).is_file())
     if child.returncode not in (0, 1):
         print(err[-2000:], file=sys.stderr)
     return {
@@ -264,8 +271,10 @@ def _fleet_command(
         "results": len(lines) - len(failed),
         "failed": len(failed),
         "failures": sorted({f"{r['failed']['code']}: {r['failed']['detail']}" for r in failed})[:3],
-        "reports": reports,
+        "reports": drawn,
         "status": child.returncode,
+        "launched": launched,
+        "history_mb": (folder / "history.sqlite3").stat().st_size / 2**20,
     }
 
 
@@ -274,16 +283,23 @@ def politeness(args: argparse.Namespace) -> None:
     print(
         f"\n== politeness: {args.sites} sites, --sample {args.sample}"
         f"{' --full-sample' if args.full_sample else ''}, --delay {args.delay:g}, "
-        f"--concurrency {args.concurrency}, reports written",
+        f"--concurrency {args.concurrency}, --reports {args.reports}",
         flush=True,
     )
     before = _children_cpu()
     with tempfile.TemporaryDirectory() as folder, _servers("demo", args.sites) as (origins, logs):
         run = _fleet_command(
-            origins, Path(folder), args.delay, args.concurrency, args.sample, args.full_sample
+            origins,
+            Path(folder),
+            args.delay,
+            args.concurrency,
+            args.sample,
+            args.full_sample,
+            args.reports,
         )
     serving = _children_cpu() - before - run["cpu"]
     requests, unavoidable, close = _politeness_of(logs[0], args.delay)
+    first = min(at for log in logs[0].values() for at, _ in log) - run["launched"]
     bound = unavoidable / args.concurrency
     print(
         f"  {run['results']} results, {run['failed']} failed, {run['reports']} reports; "
@@ -309,6 +325,10 @@ def politeness(args: argparse.Namespace) -> None:
         f"{floor / bound:.2f} x the bound; wall / the larger of the two "
         f"{run['wall'] / max(bound, floor):.2f}"
     )
+    print(
+        f"  fixed cost: first request {first:.1f} s after the command started; history "
+        f"{run['history_mb']:,.0f} MB ({run['history_mb'] * 1024 / args.sites:.0f} kB a site)"
+    )
 
 
 def memory(args: argparse.Namespace) -> None:
@@ -316,15 +336,21 @@ def memory(args: argparse.Namespace) -> None:
     sizes = [int(n) for n in args.memory_sites.split(",")]
     print(
         f"\n== memory: fleets of {' and '.join(map(str, sizes))} sites, --concurrency "
-        f"{args.concurrency}, --delay {args.memory_delay:g}, --sample {args.sample}, reports "
-        "written",
+        f"{args.concurrency}, --delay {args.memory_delay:g}, --sample {args.sample}, --reports "
+        f"{args.reports}",
         flush=True,
     )
     peaks = []
     for size in sizes:
         with tempfile.TemporaryDirectory() as folder, _servers("demo", size) as (origins, _):
             run = _fleet_command(
-                origins, Path(folder), args.memory_delay, args.concurrency, args.sample, True
+                origins,
+                Path(folder),
+                args.memory_delay,
+                args.concurrency,
+                args.sample,
+                True,
+                args.reports,
             )
         peaks.append(run["peak_mb"])
         print(
@@ -393,6 +419,9 @@ def main() -> None:
         dest="full_sample",
         action="store_false",
         help="politeness: let a site stop sampling once decided (default: --full-sample)",
+    )
+    parser.add_argument(
+        "--reports", default="changed", choices=("changed", "all", "none"), help="politeness"
     )
     parser.add_argument("--memory-sites", default="500,2000")
     parser.add_argument("--memory-delay", type=float, default=0.1)

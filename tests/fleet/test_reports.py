@@ -1,5 +1,6 @@
 """A fleet's reports are drawn by a pool of processes beside the audits: the loop that
-collects results is not held by them, and the reports pending are bounded."""
+collects results is not held by them, the reports pending are bounded, and a fleet draws
+only the reports ``--reports`` asks for."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pytest
 
 from auditor.audit import AuditOptions, audit_site
 from auditor.demo.server import SiteServer
-from auditor.fleet import SiteFailure
 from auditor.fleet.reports import DRAWING_NICENESS, ReportWriter, draw_report
 from auditor.history import History
 from auditor.report import ReportData
@@ -61,30 +61,28 @@ def saved(tmp_path_factory):
 def test_reports_are_drawn_beside_the_loop_and_no_more_than_the_backlog_wait(saved, tmp_path):
     database, results = saved
     out = tmp_path / "reports"
-    failure = SiteFailure("http://127.0.18.9:1", "error", "it broke")
     with (
         History.open(database) as history,
         ReportWriter(history, out, processes=1, backlog=2, draw=draw_when_released) as writer,
     ):
-        writer.add(results[0])
-        writer.add(failure)
-        assert writer.take() == [failure]  # a failure has no report: at once
-        writer.add(results[1])  # not drawn yet: the loop went on meanwhile
+        writer.add(results[0].site)
+        writer.add(results[1].site)  # not drawn yet: the loop went on meanwhile
         assert writer.drawing == 2 and writer.take() == []
 
         release = out / "release"
         out.mkdir(parents=True, exist_ok=True)
         threading.Timer(1.0, release.write_text, args=("",)).start()
-        writer.add(results[2])  # the backlog is full: the fleet waits for a report
+        writer.add(results[2].site)  # the backlog is full: the fleet waits for a report
         assert release.exists()  # so it came back only once the drawing was let go
         writer.drain()
         finished = writer.take()
         assert writer.take() == [] and writer.drawing == 0
 
     assert sorted(r.site for r in finished) == sorted(r.site for r in results)
-    for result in finished:
-        assert result.report is not None and Path(result.report).is_file()
-        assert Path(result.report).parent.parent == out
+    assert writer.written == 3
+    for report in finished:
+        assert report.path is not None and Path(report.path).is_file()
+        assert Path(report.path).parent.parent == out
 
 
 def test_the_rows_pending_are_bounded_too_but_one_report_always_goes(saved, tmp_path):
@@ -96,13 +94,13 @@ def test_the_rows_pending_are_bounded_too_but_one_report_always_goes(saved, tmp_
             history, out, processes=1, backlog_rows=rows, draw=draw_when_released
         ) as writer:
             assert rows > 0
-            writer.add(results[0])  # as many rows as the budget: it goes
+            writer.add(results[0].site)  # as many rows as the budget: it goes
             assert writer.drawing == 1 and writer.drawing_rows == rows
 
             release = out / "release"
             out.mkdir(parents=True, exist_ok=True)
             threading.Timer(1.0, release.write_text, args=("",)).start()
-            writer.add(results[1])  # past the budget: waits for the first report
+            writer.add(results[1].site)  # past the budget: waits for the first report
             assert release.exists()
             writer.drain()
             assert len(writer.take()) == 2
@@ -114,20 +112,20 @@ def test_the_drawing_processes_yield_the_cpu_to_the_audits(saved, tmp_path):
         History.open(database) as history,
         ReportWriter(history, tmp_path, processes=1, draw=niceness_and_draw) as writer,
     ):
-        writer.add(results[0])
+        writer.add(results[0].site)
         writer.drain()
         (finished,) = writer.take()
-    assert Path(finished.report).read_text() == str(min(os.nice(0) + DRAWING_NICENESS, 19))
+    assert Path(finished.path).read_text() == str(min(os.nice(0) + DRAWING_NICENESS, 19))
 
 
-def test_a_report_that_cannot_be_drawn_leaves_the_result_without_one(saved, tmp_path, caplog):
+def test_a_report_that_cannot_be_drawn_comes_back_without_a_file(saved, tmp_path, caplog):
     database, results = saved
     with (
         History.open(database) as history,
         ReportWriter(history, tmp_path, processes=1, draw=cannot_draw) as writer,
     ):
-        writer.add(results[0])
+        writer.add(results[0].site)
         writer.drain()
         (finished,) = writer.take()
-    assert finished.site == results[0].site and finished.report is None
+    assert finished.site == results[0].site and finished.path is None and writer.written == 0
     assert "no report for" in caplog.text and "no ink" in caplog.text
