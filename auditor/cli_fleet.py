@@ -53,7 +53,8 @@ EXIT_SIGINT, EXIT_SIGTERM = EXIT_INTERRUPTED, 143  # 128 + the signal, as shells
 
 
 def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = True) -> None:
-    """--sites (for audit), --concurrency, --cluster and --site-timeout."""
+    """--sites (for audit), --concurrency, --cluster (and its TLS certificates) and
+    --site-timeout."""
     if crawl_list:
         parser.add_argument(
             "--sites",
@@ -82,6 +83,17 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
         help="run the sites on this Dask scheduler (e.g. tcp://10.0.0.5:8786); the "
         "history stays here",
     )
+    for option, what in (
+        ("--tls-ca-file", "the cluster's CA certificate"),
+        ("--tls-cert", "this client's certificate, signed by that CA"),
+        ("--tls-key", "this client's private key (unless it is in the --tls-cert file)"),
+    ):
+        parser.add_argument(
+            option,
+            metavar="FILE",
+            help=f"for --cluster tls://...: {what}, PEM (default: Dask's "
+            "distributed.comm.tls configuration)",
+        )
     parser.add_argument(
         "--site-timeout",
         type=positive_float,
@@ -126,14 +138,21 @@ def run_fleet(
     summary needs of each site is kept, so a long crawl list costs no memory here."""
     from auditor.fleet import audit_fleet
     from auditor.fleet.reports import ReportWriter
+    from auditor.fleet.security import client_security
 
+    security = client_security(  # a usage error before the fleet is planned
+        args.cluster, ca_file=args.tls_ca_file, cert=args.tls_cert, key=args.tls_key
+    )
     plan = _planned(args, found, history)
     if plan is not None:
         found = found.only(plan.todo)
     display = _display(len(found), args)
     outcomes: list[Any] = []  # what the summary reads of each site done
     status, stopped = EXIT_OK, None
-    with _connected(args.cluster) as client, ReportWriter(history, Path(args.out)) as reports:
+    with (
+        _connected(args.cluster, security) as client,
+        ReportWriter(history, Path(args.out)) as reports,
+    ):
         with _signals():
             fleet = audit_fleet(
                 found,
@@ -240,15 +259,16 @@ def _refresh_index(history: History, out: Path) -> Path | None:
 
 
 @contextmanager
-def _connected(address: str | None) -> Iterator[Any]:
-    """A Dask client of the scheduler at ``address`` (None: no client, a local cluster)."""
+def _connected(address: str | None, security: Any) -> Iterator[Any]:
+    """A Dask client of the scheduler at ``address`` (None: no client, a local cluster),
+    with ``security`` (:func:`auditor.fleet.security.client_security`) for TLS."""
     if address is None:
         yield None
         return
     from distributed import Client
 
     try:
-        client = Client(address, timeout=30)  # type: ignore[no-untyped-call]
+        client = Client(address, security=security, timeout=30)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         raise AuditorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
     try:
