@@ -63,7 +63,8 @@ REPORT_POLICIES = ("changed", "all", "none")
 
 
 def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = True) -> None:
-    """--sites (for audit), --concurrency, --cluster and --site-timeout."""
+    """--sites (for audit), --concurrency, --cluster (and its TLS certificates) and
+    --site-timeout."""
     if crawl_list:
         parser.add_argument(
             "--sites",
@@ -92,6 +93,17 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
         help="run the sites on this Dask scheduler (e.g. tcp://10.0.0.5:8786); the "
         "history stays here",
     )
+    for option, what in (
+        ("--tls-ca-file", "the cluster's CA certificate"),
+        ("--tls-cert", "this client's certificate, signed by that CA"),
+        ("--tls-key", "this client's private key (unless it is in the --tls-cert file)"),
+    ):
+        parser.add_argument(
+            option,
+            metavar="FILE",
+            help=f"for --cluster tls://...: {what}, PEM (default: Dask's "
+            "distributed.comm.tls configuration)",
+        )
     parser.add_argument(
         "--site-timeout",
         type=positive_float,
@@ -144,7 +156,11 @@ def run_fleet(
     site is kept, so a long crawl list costs no memory here."""
     from auditor.fleet import audit_fleet
     from auditor.fleet.reports import ReportWriter
+    from auditor.fleet.security import client_security
 
+    security = client_security(  # a usage error before the fleet is planned
+        args.cluster, ca_file=args.tls_ca_file, cert=args.tls_cert, key=args.tls_key
+    )
     plan = _planned(args, found, history)
     if plan is not None:
         found = found.only(plan.todo)
@@ -154,7 +170,7 @@ def run_fleet(
     out = Path(args.out)
     with (
         _dask_logs(getattr(args, "verbose", 0)),
-        _connected(args.cluster) as client,
+        _connected(args.cluster, security) as client,
         ReportWriter(history, out) as reports,
     ):
         with _signals():
@@ -279,15 +295,16 @@ def _refresh_index(history: History, out: Path) -> Path:
 
 
 @contextmanager
-def _connected(address: str | None) -> Iterator[Any]:
-    """A Dask client of the scheduler at ``address`` (None: no client, a local cluster)."""
+def _connected(address: str | None, security: Any) -> Iterator[Any]:
+    """A Dask client of the scheduler at ``address`` (None: no client, a local cluster),
+    with ``security`` (:func:`auditor.fleet.security.client_security`) for TLS."""
     if address is None:
         yield None
         return
     from distributed import Client
 
     try:
-        client = Client(address, timeout=30)  # type: ignore[no-untyped-call]
+        client = Client(address, security=security, timeout=30)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         raise AuditorError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
     try:

@@ -4,7 +4,7 @@ Every request of every site costs two calls to the table (:mod:`auditor.fleet.ga
 Through Dask's actor machinery a call costs about 2.2 ms of CPU in all (measured on a
 local cluster of two worker processes: 32,000 calls, ``ask`` and ``done``), a quarter
 of what a small site's whole audit costs its worker. So the actor that holds the table
-also serves it on a plain TCP socket of its own (:class:`TableServer`), and each site
+also serves it on a socket of its own (:class:`TableServer`), and each site
 talks to it over one connection (:class:`DirectTable`): about 0.34 ms a call.
 
 - **Same table, same semantics.** The socket calls the very methods the actor would,
@@ -13,6 +13,10 @@ talks to it over one connection (:class:`DirectTable`): about 0.34 ms a call.
 - **Only those who hold the key.** Each table has a random key; a connection proves it
   knows it (HMAC of a fresh challenge, both ways) before its first call, and messages
   are JSON (a method name and plain values), never pickles.
+- **TLS on a TLS cluster.** When the table's worker talks TLS, so does its socket, with
+  the worker's own Dask certificates (:mod:`auditor.fleet.security`): both ends prove
+  a certificate of the cluster's CA before the key's handshake, and a site whose worker
+  has none uses the actor; no call goes in clear. A :class:`Line` says which it is.
 - **Bounded.** A peer silent during the handshake is dropped after
   :data:`HANDSHAKE_TIMEOUT`; a call unanswered within the table's timeout, a reset
   connection or a refused one is :class:`~auditor.fleet.gate.GateLost`, as for the actor.
@@ -29,9 +33,11 @@ import hmac
 import json
 import os
 import socket
+import ssl
+import struct
 import threading
+import time
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from typing import Any
 
 from auditor.fleet.gate import GateLost, HostTable
@@ -53,25 +59,30 @@ HANDSHAKE_TIMEOUT = 5.0
 METHODS = frozenset({"ask", "done", "leave", "honour_crawl_delay", "delay_for", "slow_down"})
 _NONCE = 32
 _LONGEST_MESSAGE = 64 * 1024
+_HEADER = struct.Struct("!I")  # a message's length, before it
+_READ_AHEAD = 16 * 1024
 
 
 @dataclass(frozen=True)
 class Line:
-    """Where a table's socket listens, and its key (hex)."""
+    """Where a table's socket listens, its key (hex), and whether it talks TLS."""
 
     host: str
     port: int
     key: str
+    tls: bool = False
 
 
 class TableServer:
-    """Serves ``table``'s methods on ``host`` (a free port), a thread a connection."""
+    """Serves ``table``'s methods on ``host`` (a free port), a thread a connection; over
+    TLS with ``tls`` (a server context that requires the peer's certificate)."""
 
-    def __init__(self, table: HostTable, host: str) -> None:
+    def __init__(self, table: HostTable, host: str, tls: ssl.SSLContext | None = None) -> None:
         self.table = table
         self._key = os.urandom(32)
+        self._tls = tls
         self._socket = socket.create_server((host, 0))
-        self.line = Line(host, self._socket.getsockname()[1], self._key.hex())
+        self.line = Line(host, self._socket.getsockname()[1], self._key.hex(), tls is not None)
         self._closed = threading.Event()
         threading.Thread(target=self._accept, name="host-table-line", daemon=True).start()
 
@@ -92,17 +103,35 @@ class TableServer:
             threading.Thread(target=self._serve, args=(peer,), daemon=True).start()
 
     def _serve(self, peer: socket.socket) -> None:
-        with Connection(peer.detach()) as connection:
-            try:
+        try:
+            peer = self._secured(peer)  # closed below whatever happens, TLS or not
+            with _Framed(peer) as connection:
                 if not _handshake(connection, self._key):
                     return
                 while True:
-                    method, args = json.loads(connection.recv_bytes(_LONGEST_MESSAGE))
+                    method, args = json.loads(connection.recv(_LONGEST_MESSAGE, None))
                     if self._closed.is_set() or method not in METHODS:
                         return
-                    connection.send_bytes(json.dumps(getattr(self.table, method)(*args)).encode())
-            except (EOFError, OSError, ValueError, TypeError):
-                return  # the site hung up, or sent what no site sends
+                    answer = json.dumps(getattr(self.table, method)(*args)).encode()
+                    connection.send(answer, None)
+        except (EOFError, OSError, ValueError, TypeError):  # ssl.SSLError is an OSError
+            return  # the site hung up, or sent what no site sends (no certificate of ours)
+        finally:
+            peer.close()
+
+    def _secured(self, peer: socket.socket) -> socket.socket:
+        """``peer`` itself, or over TLS once its certificate is verified (a handshake
+        bounded by :data:`HANDSHAKE_TIMEOUT`, here in the connection's own thread)."""
+        if self._tls is None:
+            return peer
+        secured = self._tls.wrap_socket(peer, server_side=True, do_handshake_on_connect=False)
+        try:
+            secured.settimeout(HANDSHAKE_TIMEOUT)
+            secured.do_handshake()
+        except OSError:  # not TLS, no certificate of the CA, silent: hung up on
+            secured.close()
+            raise
+        return secured
 
 
 class RemoteTable:
@@ -149,21 +178,28 @@ class RemoteTable:
 
 
 class DirectTable(RemoteTable):
-    """The table over its socket; connecting raises OSError (unreachable, or the key
-    refused)."""
+    """The table over its socket, over TLS with ``tls`` (a client context with this
+    worker's certificate) when the line is TLS; connecting raises OSError (unreachable,
+    a TLS line and no context, a certificate or the key refused)."""
 
-    def __init__(self, line: Line, timeout: float) -> None:
+    def __init__(self, line: Line, timeout: float, tls: ssl.SSLContext | None = None) -> None:
         self._timeout = timeout
+        if line.tls and tls is None:
+            raise ConnectionRefusedError("the host table's socket is TLS: no certificate here")
         peer = socket.create_connection((line.host, line.port), timeout=CONNECT_TIMEOUT)
-        peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        peer.settimeout(None)
-        self._connection = Connection(peer.detach())
         try:
+            peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if line.tls and tls is not None:  # the handshake within CONNECT_TIMEOUT
+                peer = tls.wrap_socket(peer, server_hostname=line.host)
+            self._connection = _Framed(peer)
             if not _handshake(self._connection, bytes.fromhex(line.key)):
                 raise ConnectionRefusedError("the host table refused the key")
-        except (EOFError, OSError):
-            self._connection.close()
+        except OSError:
+            peer.close()
             raise
+        except EOFError as exc:  # hung up on (a TLS server refusing our certificate)
+            peer.close()
+            raise ConnectionResetError("the host table hung up during the handshake") from exc
 
     def close(self) -> None:
         """Hang up (the site is over)."""
@@ -171,28 +207,75 @@ class DirectTable(RemoteTable):
 
     def _call(self, method: str, *args: object) -> Any:
         try:
-            self._connection.send_bytes(json.dumps([method, args]).encode())
-            if not self._connection.poll(self._timeout):
-                raise TimeoutError(f"no answer within {self._timeout:g} s")
-            return json.loads(self._connection.recv_bytes(_LONGEST_MESSAGE))
+            self._connection.send(json.dumps([method, args]).encode(), self._timeout)
+            return json.loads(self._connection.recv(_LONGEST_MESSAGE, self._timeout))
         except (EOFError, OSError, ValueError) as exc:  # TimeoutError is an OSError
             raise GateLost(
                 f"the fleet's host table did not answer ({method}): {type(exc).__name__}: {exc}"
             ) from exc
 
 
-def _handshake(connection: Connection, key: bytes) -> bool:
+class _Framed:
+    """Messages over a socket (plain or TLS): each its length (4 bytes, big-endian), then
+    its bytes, as :class:`multiprocessing.connection.Connection` frames them, which
+    cannot go over TLS (it reads the socket's file descriptor itself)."""
+
+    def __init__(self, peer: socket.socket) -> None:
+        self._peer = peer
+        self._read = bytearray()  # received, not yet taken
+
+    def __enter__(self) -> _Framed:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the socket."""
+        self._peer.close()
+
+    def send(self, message: bytes, timeout: float | None) -> None:
+        """Send one message within ``timeout`` seconds (None: however long)."""
+        self._peer.settimeout(timeout)
+        self._peer.sendall(_HEADER.pack(len(message)) + message)
+
+    def recv(self, longest: int, timeout: float | None) -> bytes:
+        """The next message, no longer than ``longest``, within ``timeout`` seconds
+        (None: however long); EOFError when the peer hung up, TimeoutError on time."""
+        ends = None if timeout is None else time.monotonic() + timeout
+        (size,) = _HEADER.unpack(self._exactly(_HEADER.size, ends, timeout))
+        if size > longest:
+            raise OSError(f"a message of {size} bytes, more than {longest}")
+        return self._exactly(size, ends, timeout)
+
+    def _exactly(self, size: int, ends: float | None, timeout: float | None) -> bytes:
+        """``size`` bytes, read ahead as far as the socket has them (a message and its
+        header in one read, most often)."""
+        while len(self._read) < size:
+            left = None if ends is None else ends - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError(f"no answer within {timeout:g} s")
+            self._peer.settimeout(left)
+            try:
+                chunk = self._peer.recv(_READ_AHEAD)
+            except TimeoutError as exc:  # socket.timeout
+                raise TimeoutError(f"no answer within {timeout:g} s") from exc
+            if not chunk:
+                raise EOFError("the peer hung up")
+            self._read += chunk
+        taken = bytes(self._read[:size])
+        del self._read[:size]
+        return taken
+
+
+def _handshake(connection: _Framed, key: bytes) -> bool:
     """Each side sends a fresh challenge and checks the other's HMAC of it; False when
-    the peer does not know ``key`` or is silent too long."""
+    the peer does not know ``key``, TimeoutError when it is silent too long."""
     mine = os.urandom(_NONCE)
-    connection.send_bytes(mine)
-    if not connection.poll(HANDSHAKE_TIMEOUT):
-        return False
-    theirs = connection.recv_bytes(_NONCE)
-    connection.send_bytes(_mac(key, theirs))
-    if not connection.poll(HANDSHAKE_TIMEOUT):
-        return False
-    return hmac.compare_digest(connection.recv_bytes(_NONCE), _mac(key, mine))
+    connection.send(mine, HANDSHAKE_TIMEOUT)
+    theirs = connection.recv(_NONCE, HANDSHAKE_TIMEOUT)
+    connection.send(_mac(key, theirs), HANDSHAKE_TIMEOUT)
+    return hmac.compare_digest(connection.recv(_NONCE, HANDSHAKE_TIMEOUT), _mac(key, mine))
 
 
 def _mac(key: bytes, challenge: bytes) -> bytes:

@@ -1,6 +1,7 @@
 """Dask glue: the local cluster, the host table as an actor, and a worker's view of it.
 
-The one module of auditor that imports ``distributed``. A fleet without
+The one module of auditor that imports ``distributed`` (with
+:mod:`auditor.fleet.security`, for TLS). A fleet without
 ``--cluster`` starts a :class:`distributed.LocalCluster` of worker *processes*
 here, one per core, so the CPU-heavy stages (a large walk, page parsing) of
 different sites run on different cores; the fleet then runs exactly as it would
@@ -14,6 +15,7 @@ import logging
 import math
 import os
 import signal
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,7 +115,7 @@ class GateRef:
         actor when this worker cannot reach the socket (remembered for the process)."""
         if self.line is not None and self.line not in _UNREACHABLE:
             try:
-                return DirectTable(self.line, self.timeout)
+                return DirectTable(self.line, self.timeout, _tls_to(self.line))
             except OSError as exc:
                 _UNREACHABLE.add(self.line)
                 log.warning(
@@ -130,6 +132,13 @@ class GateRef:
 
 #: Table sockets this worker process could not reach: it uses their actors.
 _UNREACHABLE: set[Line] = set()
+
+
+def _tls_to(line: Line) -> ssl.SSLContext | None:
+    """This worker's own TLS context, for a TLS line (None for a plain one)."""
+    from auditor.fleet.security import connect_context
+
+    return connect_context() if line.tls else None
 
 
 def start_gate(
@@ -209,12 +218,12 @@ class ActorTable(RemoteTable):
 
 class TableHost(HostTable):
     """The fleet's host table as a Dask actor, also served on a socket of its own
-    (:mod:`auditor.fleet.channel`) on its worker's interface, when the worker talks TCP."""
+    (:mod:`auditor.fleet.channel`) on its worker's interface, when the worker talks TCP
+    (a plain socket) or TLS (a TLS socket, with the worker's certificates)."""
 
     def __init__(self, delay: float, *, quiet: float = 0.0) -> None:
         super().__init__(delay, quiet=quiet)
-        host = _worker_host()
-        self._server = TableServer(self, host) if host else None
+        self._server = _table_server(self)
 
     def line(self) -> Line | None:
         """Where the table's socket listens, and its key (None: no socket)."""
@@ -226,11 +235,22 @@ class TableHost(HostTable):
             self._server.close()
 
 
-def _worker_host() -> str | None:
-    """The host (an IP address) the current Dask worker listens on, for TCP and TLS."""
+def _table_server(table: HostTable) -> TableServer | None:
+    """The table's socket on the current Dask worker's host (an IP address): plain for a
+    TCP worker, TLS with its own certificates for a TLS one; none for other protocols,
+    nor for a TLS worker without a certificate (calls then go through the actor: never
+    in clear on a TLS cluster)."""
     from distributed import get_worker
     from distributed.comm.addressing import get_address_host, parse_address
 
-    address = get_worker().address
-    protocol, _ = parse_address(address)
-    return get_address_host(address) if protocol in {"tcp", "tls"} else None
+    from auditor.fleet.security import listen_context
+
+    worker = get_worker()
+    protocol, _ = parse_address(worker.address)
+    host = get_address_host(worker.address)
+    if protocol == "tcp":
+        return TableServer(table, host)
+    if protocol == "tls":
+        context = listen_context(worker)
+        return None if context is None else TableServer(table, host, context)
+    return None
