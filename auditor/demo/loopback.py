@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from socketserver import TCPServer
 from typing import Any, Self
 
 __all__ = ["LoggedRequest", "LoopbackHTTPServer", "LoopbackService", "send"]
@@ -83,6 +84,14 @@ class _QuietHTTPServer(ThreadingHTTPServer):
     def __init__(self, host: str, owner: LoopbackHTTPServer) -> None:
         self.owner = owner
         super().__init__((host, 0), _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse lookup of the address (``socket.getfqdn``):
+        tens of milliseconds a server where no resolver answers for 127.x addresses,
+        minutes for a benchmark's thousands of sites."""
+        TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # a client hanging up early (as one does at its deadline) is not an error
