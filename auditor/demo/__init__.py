@@ -9,8 +9,8 @@ history, as a weekly re-verification would be, and lands at about the real time.
 from __future__ import annotations
 
 import sqlite3
-from contextlib import ExitStack
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
