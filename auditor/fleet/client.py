@@ -17,6 +17,7 @@ is in.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 import weakref
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from auditor.sampler.pacing import HostPacer
 __all__ = ["FleetPacer", "GatedHttpClient", "TimeLimit"]
 
 _OVERLOADED = frozenset({429, 503})
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,24 @@ class GatedHttpClient(HttpClient):
         result.body.also_on_close(turn.end)
         weakref.finalize(result.body, turn.end)  # a body dropped unclosed still ends its turn
         return result
+
+    def before_send(self, url: str, remaining: float) -> FetchFailure | None:
+        """Make sure the host's turn lasts until the attempt's deadline: a turn that
+        would lapse first (this process was held up since it was granted: stopped,
+        starved) may be another site's by then, so it is given back and taken again."""
+        host = host_of(url)
+        if remaining <= 0 or self.gate.holds(host, remaining):
+            return None
+        log.warning(
+            "the turn of %s would lapse before its request to %s ended (this worker was "
+            "held up since it was granted): taken again",
+            host,
+            url,
+        )
+        if self.gate.take_again(host, until=self.limit.ends_at):
+            return None
+        self.refused += 1
+        return FetchFailure(url, "timeout", self.limit.detail)
 
 
 class _Turn:

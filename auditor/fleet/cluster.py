@@ -17,6 +17,7 @@ import os
 import signal
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,15 +27,18 @@ from auditor.fleet.channel import DirectTable, Line, RemoteTable, TableServer
 from auditor.fleet.gate import GateLost, HostTable
 
 if TYPE_CHECKING:
-    from distributed import Client, Future
+    import psutil
+    from distributed import Client, Future, LocalCluster
 
 __all__ = [
+    "CLOSE_TIMEOUT",
     "GATE_CALL_TIMEOUT",
     "LOCAL_WORKER_CONFIG",
     "ActorTable",
     "FleetGate",
     "GateRef",
     "TableHost",
+    "close_local",
     "local_client",
     "start_gate",
     "worker_threads",
@@ -51,12 +55,18 @@ GATE_CALL_TIMEOUT = 20.0
 #: of threads, mostly asleep between polite requests: about a tenth of their CPU, spent
 #: on a profile nobody reads.
 LOCAL_WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+#: Seconds the local cluster's client and cluster have to close once the fleet is over;
+#: past them (and :data:`CLOSE_GRACE`), its worker processes are killed.
+CLOSE_TIMEOUT = 30.0
+#: Seconds the close may run past its own timeout before the workers are killed.
+CLOSE_GRACE = 5.0
 
 
 @contextmanager
-def local_client(concurrency: int) -> Iterator[Client]:
+def local_client(concurrency: int, *, close_timeout: float = CLOSE_TIMEOUT) -> Iterator[Client]:
     """A client of a new local cluster on 127.0.0.1: one worker process per core (no
-    more than ``concurrency``), threads enough for ``concurrency`` sites; closed after."""
+    more than ``concurrency``), threads enough for ``concurrency`` sites; closed after,
+    within about ``close_timeout`` seconds (then its workers are killed: :func:`close_local`)."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -70,11 +80,106 @@ def local_client(concurrency: int) -> Iterator[Client]:
             dashboard_address="127.0.0.1:0",  # a free port: 8787 may be taken (another cluster)
             silence_logs=logging.CRITICAL,
         )
+    client: Client | None = None
     try:
-        with Client(cluster) as client:
-            yield client
+        client = Client(cluster)
+        yield client
     finally:
-        cluster.close()
+        close_local(client, cluster, close_timeout)
+
+
+def close_local(
+    client: Client | None, cluster: LocalCluster, timeout: float = CLOSE_TIMEOUT
+) -> None:
+    """Close ``client`` and its local ``cluster`` within about ``timeout`` seconds; past
+    it, or if the close failed, kill what is left of the worker processes (SIGKILL: a
+    stopped or wedged worker too), saying so, so that the command always ends.
+
+    The close runs in a thread of its own and is waited for, bounded: a close can hang
+    for good (a Ctrl-C landing inside a lock the IO loop then waits on; a worker that
+    never answers), and a daemon thread left hanging does not keep the process alive.
+    """
+    workers = _processes_of(cluster)
+    failed: list[str] = []  # what failed to close, as the closing thread found
+    closing = threading.Thread(
+        target=_close,
+        args=(client, cluster, timeout, failed),
+        name="local-cluster-close",
+        daemon=True,
+    )
+    closing.start()
+    try:
+        closing.join(timeout + CLOSE_GRACE)
+    finally:  # a second Ctrl-C while waiting: kill the workers all the same
+        hung = closing.is_alive()
+        left = _still_running(workers, 0.0 if hung else CLOSE_GRACE)
+        if hung or left:
+            why = "still closing" if hung else f"{' and '.join(failed) or 'workers left'}"
+            log.warning(
+                "the local Dask cluster did not close within %g s (%s): killed its %d worker "
+                "processes",
+                timeout,
+                why,
+                len(left),
+            )
+            _kill(left)
+
+
+def _close(client: Client | None, cluster: LocalCluster, timeout: float, failed: list[str]) -> None:
+    """Close the client, then the cluster, each within half of ``timeout``; a failure is
+    logged and added to ``failed`` (what it left behind is killed)."""
+    for name, part in (("client", client), ("cluster", cluster)):
+        if part is None:
+            continue
+        try:
+            part.close(timeout=timeout / 2)
+        except BaseException as exc:  # the thread's end: say it; what is left is killed
+            failed.append(f"the {name}'s close failed")
+            log.warning("closing the local Dask %s failed: %s: %s", name, type(exc).__name__, exc)
+
+
+def _processes_of(cluster: LocalCluster) -> list[psutil.Process]:
+    """The cluster's worker processes (those its nannies started), as they are now."""
+    import psutil  # distributed's own dependency, for the same purpose
+
+    found = []
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(nanny, "pid", None)
+        if isinstance(pid, int):
+            with contextlib.suppress(psutil.Error):
+                found.append(psutil.Process(pid))
+    return found
+
+
+def _still_running(processes: list[psutil.Process], within: float) -> list[psutil.Process]:
+    """Those of ``processes`` still running after ``within`` seconds (the same
+    processes: psutil checks that a pid was not taken by another; a zombie is over)."""
+    import psutil
+
+    ends = time.monotonic() + within
+    while True:
+        left = []
+        for process in processes:
+            with contextlib.suppress(psutil.Error):
+                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                    left.append(process)
+        if not left or time.monotonic() >= ends:
+            return left
+        time.sleep(0.1)
+
+
+def _kill(processes: list[psutil.Process]) -> None:
+    """SIGKILL ``processes`` and their children (left for multiprocessing to reap, as it
+    does its children at exit)."""
+    import psutil
+
+    doomed = list(processes)
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            doomed += process.children(recursive=True)
+    for process in doomed:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
 
 
 @contextmanager

@@ -40,6 +40,16 @@ Design, and why:
   a turn is a lease: held longer than the request's own deadline allows, it
   lapses (and the delay still counts from its end). A lost worker cannot block a
   host for more than one request's deadline.
+- **A lapsed turn is never used.** A holder held up between its turn and its request
+  (its process stopped, starved, or swapped out for longer than the lease) may find
+  that the table gave the host to another meanwhile; the table cannot stop a request
+  it never sees, so the holder checks before each request goes out
+  (:meth:`HostGate.holds`), by its own clock, counting the lease from when it *asked*
+  (never later than the table's grant): a turn that would lapse before the request's
+  deadline is given back and taken again. What is left is the instant between that
+  check and the request's first byte; and a request under way when its process
+  stopped (the server answering it meanwhile) is over for the server long before the
+  lease.
 - **Clocks stay local.** The table measures time with its own monotonic clock
   and hands out durations, never instants, so machines need not agree on the
   time.
@@ -304,13 +314,17 @@ class HostGate:
         self._clock = clock
         self._sleep = sleep
         self.waited = 0.0  # seconds spent waiting for turns, for the record
+        self.taken_again = 0  # turns found lapsed before their request, taken again
+        self._asked: dict[str, float] = {}  # host -> when the turn held was asked for
 
     def wait_turn(self, host: str, until: float | None = None) -> bool:
         """Sleep until ``host`` is ours; False (having waited no later than ``until``, a
         time on this gate's clock) when the turn would come after it."""
         while True:
+            asked = self._clock()
             wait = self.table.ask(host, self.holder, self.lease)
             if wait <= 0:
+                self._asked[host] = asked
                 return True
             if until is not None and self._clock() + wait > until:
                 self.table.leave(host, self.holder)
@@ -328,7 +342,22 @@ class HostGate:
     ) -> None:
         """The request to ``host`` is over; ``status`` is how it was answered; ``page``:
         it was for one of the site's pages (the table counts those)."""
+        self._asked.pop(host, None)
         self.table.done(host, self.holder, status, retry_after, page)
+
+    def holds(self, host: str, seconds: float) -> bool:
+        """True when the turn of ``host`` this gate took lasts ``seconds`` more: its
+        lease counted from when it was asked for (the table granted it no earlier), so
+        a request that ends within ``seconds`` ends within the lease."""
+        asked = self._asked.get(host)
+        return asked is not None and self._clock() + seconds <= asked + self.lease
+
+    def take_again(self, host: str, until: float | None = None) -> bool:
+        """Give back a turn of ``host`` that would lapse too soon (unused: the delay
+        counts from now) and wait for a new one, as :meth:`wait_turn`."""
+        self.taken_again += 1
+        self.finished(host)
+        return self.wait_turn(host, until)
 
     def delay_for(self, host: str) -> float:
         """The host's current delay, as the whole fleet keeps it."""

@@ -309,9 +309,19 @@ class HttpClient:
             url, "too-many-redirects", f"more than {self.options.max_redirects} redirects"
         )
 
+    def before_send(self, url: str, remaining: float) -> FetchFailure | None:
+        """Called right before each attempt of a request goes out (the first, each
+        redirect hop, each retry), ``remaining`` seconds before its deadline; a failure
+        returned is the attempt's answer. Nothing here; a subclass may wait (the fleet's
+        client makes sure its host's turn still holds)."""
+        return None
+
     def _get_once(
         self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None = None
     ) -> Response | FetchFailure:
+        refused = self.before_send(url, ends_at - self._clock())
+        if refused is not None:
+            return refused
         remaining = ends_at - self._clock()
         if remaining <= 0:
             return FetchFailure(url, "timeout", self._timeout_detail())

@@ -8,6 +8,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler
 
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
@@ -48,6 +49,29 @@ class DyingServer(SiteServer):
                 threading.Thread(target=self.close, daemon=True).start()
             raise ConnectionAbortedError("the server died")
         return super().respond(path)
+
+
+class SlowServer(SiteServer):
+    """Takes ``pause`` seconds over each page (robots.txt and sitemaps at once), and
+    says which client ports it is answering meanwhile: a worker with a port in ``busy``
+    holds the host's turn."""
+
+    def __init__(self, site: SimulatedSite, *, host: str, pause: float) -> None:
+        self.pause = pause
+        self.busy: set[int] = set()
+        super().__init__(site, host=host)
+
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.path == "/robots.txt" or handler.path.startswith("/sitemap"):
+            super().answer(handler)
+            return
+        port = handler.client_address[1]
+        self.busy.add(port)
+        try:
+            time.sleep(self.pause)
+            super().answer(handler)
+        finally:
+            self.busy.discard(port)
 
 
 def settled(servers: Iterable[SiteServer], timeout: float = 5.0) -> None:

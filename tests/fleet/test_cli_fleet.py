@@ -132,7 +132,7 @@ def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest
         assert child.stdout is not None
         first = child.stdout.readline()  # the first site is done: interrupt the rest
         os.killpg(child.pid, signal.SIGINT)
-        rest, err = child.communicate(timeout=120)  # an interrupted cluster winds down
+        rest, err = _ended(child, timeout=120)  # an interrupted cluster winds down
         release.set()
         printed = [json.loads(line)["site"] for line in (first + rest).splitlines()]
 
@@ -159,6 +159,17 @@ def test_ctrl_c_mid_fleet_keeps_the_finished_runs_and_reverify_picks_up_the_rest
         release.set()
         for server in servers:
             server.close()
+
+
+def _ended(child: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """The child's stdout and stderr once it ends; not ended within ``timeout``, it is
+    killed with its process group (its cluster's workers) and the test fails, saying so."""
+    try:
+        return child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        _, err = child.communicate(timeout=30)
+        pytest.fail(f"the fleet did not end within {timeout:g} s (killed); stderr: {err[-2000:]}")
 
 
 def test_cluster_runs_the_fleet_on_a_dask_scheduler(db, capsys):

@@ -10,6 +10,7 @@ import pytest
 from auditor.demo.server import SiteServer
 from auditor.fleet.client import GatedHttpClient, TimeLimit
 from auditor.fleet.gate import FORGET_EVERY, STALE_AFTER, HostGate, HostTable
+from auditor.fleet.work import turn_lease
 from auditor.http import FetchFailure, HttpOptions, Response
 from auditor.sampler.pacing import MAX_DELAY
 from tests.fleet.servers import settled, simulated, too_close
@@ -250,3 +251,53 @@ def test_the_page_client_counts_pages_but_not_robots_txt():
         sitemaps.close()
     assert server.requests == ["/robots.txt", page, "/missing", "/sitemap.xml"]
     assert table.pages_fetched() == 2  # the page and the 404
+
+
+class _StoppedAfterGrant:
+    """The table, as seen by a site whose process stops right after its first turn is
+    granted, for longer than the lease (SIGSTOP): meanwhile the turn lapses and site
+    ``b`` takes the host and ends its request; the site then reads its stale grant."""
+
+    def __init__(self, table: HostTable, clock: Clock, host: str, lease: float) -> None:
+        self.table, self.clock, self.host, self.lease = table, clock, host, lease
+        self.granted_at: list[float] = []  # when the site was granted a turn
+        self.b_ended = 0.0
+
+    def ask(self, host: str, holder: str, lease: float) -> float:
+        wait = self.table.ask(host, holder, lease)
+        if wait <= 0:
+            self.granted_at.append(self.clock.now)
+            if len(self.granted_at) == 1:  # stopped: the lease lapses, b comes and goes
+                self.clock.now += self.lease + self.table.delay_for(host) + 1
+                assert self.table.ask(host, "b", lease) == 0
+                self.b_ended = self.clock.now = self.clock.now + 0.5
+                self.table.done(host, "b", 200)
+        return wait
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.table, name)
+
+
+def test_a_turn_lapsed_before_its_request_went_out_is_taken_again():
+    clock = Clock()
+    options = HttpOptions(timeout=5)
+    table = HostTable(1.0, clock=clock)
+    stopped = _StoppedAfterGrant(table, clock, "127.0.9.7", turn_lease(options))
+
+    def sleep(seconds: float) -> None:
+        clock.now += seconds
+
+    gate = HostGate(stopped, "a", lease=turn_lease(options), clock=clock, sleep=sleep)
+    with SiteServer(simulated("accurate-jsonld", 1), host="127.0.9.7") as server:
+        client = GatedHttpClient(options, gate, TimeLimit(600.0, clock.now, clock))
+        result = client.get(server.origin + "/robots.txt")
+        assert isinstance(result, Response) and result.status == 200
+        result.close()
+        second = client.get(server.origin + "/sitemap.xml")  # no hold-up: no second ask
+        assert isinstance(second, Response)
+        second.close()
+        client.close()
+    assert gate.taken_again == 1
+    _first, again, after = stopped.granted_at
+    assert again >= stopped.b_ended + 1.0  # the delay after b, not the stale turn
+    assert after > again and len(server.log) == 2

@@ -15,6 +15,7 @@ from auditor.crawl.record import site_origin
 from auditor.fleet import crawl_list
 from auditor.fleet.client import GatedHttpClient, TimeLimit
 from auditor.fleet.gate import HostGate, HostTable, host_of
+from auditor.fleet.work import turn_lease
 from auditor.http import HttpOptions, Response, same_origin
 from auditor.http.hosts import canonical_host, origin, url_key
 from auditor.walker.locs import LocJudge, origin_of
@@ -94,7 +95,8 @@ def _gated_pair(delay: float, options: HttpOptions) -> tuple[GatedHttpClient, Ga
     table = HostTable(delay)
     limit = TimeLimit.starting_now(60)
     return tuple(  # type: ignore[return-value]
-        GatedHttpClient(options, HostGate(table, f"site-{n}", lease=30), limit) for n in (1, 2)
+        GatedHttpClient(options, HostGate(table, f"site-{n}", lease=turn_lease(options)), limit)
+        for n in (1, 2)
     )
 
 
