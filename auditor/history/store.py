@@ -52,6 +52,9 @@ _DROP_OLD_BLOCKS = (
 )
 _LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
 #: Each site's latest run and its number of runs, by two probes of ``runs_by_site``.
+_HAS_RUN = "EXISTS (SELECT 1 FROM runs r WHERE r.site_id = s.id)"
+_AUDITED = f"SELECT s.origin FROM sites s WHERE {_HAS_RUN}"
+_AUDITED_ONE = f"SELECT 1 FROM sites s WHERE s.origin = ? AND {_HAS_RUN}"
 _LATEST_RUNS = (
     f"SELECT {_RUN_COLUMNS}, (SELECT count(*) FROM runs c WHERE c.site_id = s.id) AS runs"
     " FROM sites s JOIN runs r ON r.id = (SELECT l.id FROM runs l WHERE l.site_id = s.id"
@@ -271,6 +274,16 @@ class History:
             for row in batch
         ]
         return sorted(records, key=lambda record: record.origin)
+
+    def audited(self, origins: Sequence[str] | None = None) -> list[str]:
+        """The sites with at least one run, by origin (code point order): all of them, or
+        those of ``origins`` (one look-up each in the ``sites`` and ``runs_by_site``
+        indexes, never a read of every site)."""
+        if origins is None:
+            found = [str(row[0]) for row in self._db.rows(_AUDITED)]
+        else:
+            found = [o for o in dict.fromkeys(origins) if self._db.rows(_AUDITED_ONE, (o,))]
+        return sorted(found)
 
     def recent_verdicts(self, limit: int) -> Iterator[tuple[str, list[str], str | None]]:
         """Each site's ``limit`` latest verdicts (oldest first) and its latest run's

@@ -154,8 +154,7 @@ def plan(
     at its Crawl-delay), highest priority first within each host. ``walk=False`` plans on
     the stored walks without a request."""
     moment = now or datetime.now(UTC)
-    known = {record.origin for record in history.sites()}
-    chosen = sorted(known) if sites is None else [s for s in dict.fromkeys(sites) if s in known]
+    chosen = history.audited(sites)
     for host, origins in _by_host(chosen):
         gathered = [plan_site(history, origin, moment, walk, walk_options) for origin in origins]
         pages = [g for g, _ in gathered]

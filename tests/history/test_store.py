@@ -125,6 +125,16 @@ def test_origins_are_kept_exactly_so_ports_make_two_sites(history):
     assert history.result(42) is None
 
 
+def test_audited_sites_are_those_with_a_run_in_code_point_order(history):
+    for origin in ("https://b.example", "https://Z.example", "https://a.example"):
+        save(history, origin)
+    everyone = ["https://Z.example", "https://a.example", "https://b.example"]
+    assert history.audited() == everyone == [s.origin for s in history.sites()]
+    asked = ["https://b.example", "https://never.example", "https://b.example", everyone[0]]
+    assert history.audited(asked) == ["https://Z.example", "https://b.example"]
+    assert history.audited([]) == []
+
+
 def test_runs_are_oldest_first_and_latest_is_the_one_started_last(history):
     late, early = STARTED + timedelta(hours=2), STARTED
     save(history, started=late, verdict="trusted")  # saved first, started last
