@@ -78,7 +78,10 @@ def _serve(kind: str, count: int, urls: int, ready: Path) -> None:
     from auditor.demo.server import SiteServer
     from auditor.demo.site import BEHAVIOURS, SimulatedSite
 
-    SiteServer.poll_interval = 30.0  # thousands of idle servers: wake up rarely
+    # Thousands of idle servers must never wake up on their own: started together, at 30 s
+    # they woke together, 10,000 threads at once fighting for the GIL (a load average of
+    # 5,000, most of a core). These servers are never shut down (the process just exits).
+    SiteServer.poll_interval = 86_400.0
     names = list(BEHAVIOURS)
     if kind == "heavy":
         sections = {f"s{k}": BEHAVIOURS["accurate-jsonld"] for k in range(urls // FILE_URLS)}
