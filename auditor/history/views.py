@@ -19,15 +19,28 @@ migration ``0004-segment-precision``). Instants are ISO 8601 text in UTC on SQLi
 ``timestamptz`` on PostgreSQL.
 
 The SQL is written once; only the casts differ between dialects (an instant, a number
-inside the stored result JSON).
+inside the stored result JSON) and the NULL-safe equality of two group patterns (``IS`` on
+SQLite, ``IS NOT DISTINCT FROM`` on PostgreSQL).
+
+Since migration ``0011-latest-views`` both views start from ``sites`` and reach each
+site's rows through indexes only (``sites.origin``, ``runs_by_site`` on ``runs(site_id,
+started_at, id)``, the primary key ``(run_id, position)`` of ``segments``), so a query
+``WHERE site = ?`` reads that site's runs and nothing else: the latest run is the first of
+``runs_by_site`` read backwards, and ``since`` the earliest start after the latest run
+(segment) whose verdict differs, in the order ``(started_at, id)`` (``(started_at, run id,
+position)`` for segments), else the first run's start. The views of migrations
+``0003``-``0008`` computed the same with window functions over every run of every site:
+19.7 s for one site of a 100,000-site history.
 """
 
 from __future__ import annotations
 
 from auditor.history.backend import Dialects
 
-__all__ = ["SEGMENT_GROUPS", "SEGMENT_PRECISION", "TEAM_HISTORY"]
+__all__ = ["LATEST_VIEWS", "SEGMENT_GROUPS", "SEGMENT_PRECISION", "TEAM_HISTORY"]
 
+#: The views of migrations 0003-0008 (window functions over every run), kept as they
+#: were run: a migration replays the same statements on every history it upgrades.
 _SITES = """CREATE VIEW latest_site_verdicts AS
 WITH ordered AS (
     SELECT r.site_id, r.id AS run_id, r.verdict, r.started_at, r.finished_at,
@@ -89,12 +102,12 @@ def _postgresql(column: str) -> str:
     return f"CAST(m.{column} AS timestamptz)"
 
 
-def _sqlite_figure(name: str) -> str:
-    return f"json_extract(r.result, '$.changes.{name}')"
+def _sqlite_figure(name: str, run: str = "r") -> str:
+    return f"json_extract({run}.result, '$.changes.{name}')"
 
 
-def _postgresql_figure(name: str) -> str:
-    return f"CAST(CAST(r.result AS json) #>> '{{changes,{name}}}' AS double precision)"
+def _postgresql_figure(name: str, run: str = "r") -> str:
+    return f"CAST(CAST({run}.result AS json) #>> '{{changes,{name}}}' AS double precision)"
 
 
 def _both(
@@ -140,4 +153,95 @@ SEGMENT_GROUPS: tuple[str | Dialects, ...] = (
     "ALTER TABLE segments ADD COLUMN group_pattern TEXT",
     "DROP VIEW latest_segment_verdicts",
     _both(_SEGMENTS, False, ", g.precision, g.recall, g.group_pattern", grouped=True),
+)
+
+#: The latest run ``m`` of each site ``s``: the last of ``runs_by_site`` for it. SQLite has
+#: no LATERAL; PostgreSQL, given the join of SQLite's words, hashes every run for the
+#: whole view (the lateral subquery reads one a site).
+_LATEST_RUN = {
+    "sqlite": """JOIN runs m ON m.id = (
+    SELECT l.id FROM runs l WHERE l.site_id = s.id
+    ORDER BY l.started_at DESC, l.id DESC LIMIT 1)""",
+    "postgresql": """CROSS JOIN LATERAL (
+    SELECT l.* FROM runs l WHERE l.site_id = s.id
+    ORDER BY l.started_at DESC, l.id DESC LIMIT 1) m""",
+}
+
+_LATEST_SITES = """CREATE VIEW latest_site_verdicts AS
+SELECT s.origin AS site, m.verdict, {since} AS since, m.id AS run_id,
+       {started_at} AS started_at, {finished_at} AS finished_at,
+       (SELECT count(*) FROM runs c WHERE c.site_id = s.id) AS runs,
+       {precision} AS precision, {recall} AS recall, m.recheck_days
+FROM sites s {latest}"""
+
+#: When the streak of the latest run ``m`` of site ``s`` began: the earliest start after
+#: its last run of another verdict, else its first run's.
+_SITE_SINCE = """coalesce(
+    (SELECT min(f.started_at) FROM runs f
+     WHERE f.site_id = s.id AND (f.started_at, f.id) > (
+         SELECT d.started_at, d.id FROM runs d
+         WHERE d.site_id = s.id AND d.verdict <> m.verdict
+         ORDER BY d.started_at DESC, d.id DESC LIMIT 1)),
+    (SELECT min(f.started_at) FROM runs f WHERE f.site_id = s.id))"""
+
+_LATEST_SEGMENTS = """CREATE VIEW latest_segment_verdicts AS
+SELECT s.origin AS site, g.sitemap, g.verdict, {since} AS since, g.run_id,
+       {started_at} AS started_at, {finished_at} AS finished_at, g.urls, g.compared,
+       g.changed, g.lastmod_advanced, g.change_rate, g.recheck_days, g.precision,
+       g.recall, g.group_pattern
+FROM sites s {latest} JOIN segments g ON g.run_id = m.id"""
+
+#: When the streak of segment ``g`` (of the latest run ``m`` of site ``s``) began: the
+#: earliest start after the site's last segment of the same file and group before it (in
+#: the order of runs, then positions) with another verdict, else its first such segment's.
+_SEGMENT_SINCE = """coalesce(
+    (SELECT min(fr.started_at) FROM runs fr JOIN segments fg ON fg.run_id = fr.id
+     WHERE fr.site_id = s.id AND fg.sitemap = g.sitemap
+       AND fg.group_pattern {same} g.group_pattern
+       AND (fr.started_at, fr.id, fg.position) > (
+           SELECT dr.started_at, dr.id, dg.position
+           FROM runs dr JOIN segments dg ON dg.run_id = dr.id
+           WHERE dr.site_id = s.id AND dg.sitemap = g.sitemap
+             AND dg.group_pattern {same} g.group_pattern AND dg.verdict <> g.verdict
+             AND (dr.started_at, dr.id, dg.position) < (m.started_at, m.id, g.position)
+           ORDER BY dr.started_at DESC, dr.id DESC, dg.position DESC LIMIT 1)),
+    (SELECT min(fr.started_at) FROM runs fr JOIN segments fg ON fg.run_id = fr.id
+     WHERE fr.site_id = s.id AND fg.sitemap = g.sitemap
+       AND fg.group_pattern {same} g.group_pattern))"""
+
+
+def _latest(template: str, since: str) -> Dialects:
+    """``template`` in each dialect's words: instants cast, figures read from the latest
+    run's result, the NULL-safe equality of ``since``."""
+    texts = {}
+    for dialect, same, instant, figure in (
+        ("sqlite", "IS", _sqlite_instant, _sqlite_figure),
+        ("postgresql", "IS NOT DISTINCT FROM", _postgresql_instant, _postgresql_figure),
+    ):
+        values = {
+            "since": instant(since.format(same=same)),
+            "started_at": instant("m.started_at"),
+            "finished_at": instant("m.finished_at"),
+            "precision": figure("precision", "m"),
+            "recall": figure("recall", "m"),
+            "latest": _LATEST_RUN[dialect],
+        }
+        texts[dialect] = template.format(**values)
+    return Dialects(**texts)
+
+
+def _sqlite_instant(expression: str) -> str:
+    return expression
+
+
+def _postgresql_instant(expression: str) -> str:
+    return f"CAST({expression} AS timestamptz)"
+
+
+#: The migration re-creating both views to read one site's rows only (same columns).
+LATEST_VIEWS: tuple[str | Dialects, ...] = (
+    "DROP VIEW latest_site_verdicts",
+    _latest(_LATEST_SITES, _SITE_SINCE),
+    "DROP VIEW latest_segment_verdicts",
+    _latest(_LATEST_SEGMENTS, _SEGMENT_SINCE),
 )
