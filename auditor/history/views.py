@@ -18,19 +18,20 @@ first run, when nothing advanced or changed, and, per sub-sitemap, for runs save
 migration ``0004-segment-precision``). Instants are ISO 8601 text in UTC on SQLite,
 ``timestamptz`` on PostgreSQL.
 
-The SQL is written once; only the casts differ between dialects (an instant, a number
-inside the stored result JSON) and the NULL-safe equality of two group patterns (``IS`` on
-SQLite, ``IS NOT DISTINCT FROM`` on PostgreSQL).
+The SQL is written once where it can be; the casts differ between dialects (an instant,
+a number inside the stored result JSON), and so does how the views reach each site's rows.
 
 Since migration ``0011-latest-views`` both views start from ``sites`` and reach each
 site's rows through indexes only (``sites.origin``, ``runs_by_site`` on ``runs(site_id,
 started_at, id)``, the primary key ``(run_id, position)`` of ``segments``), so a query
-``WHERE site = ?`` reads that site's runs and nothing else: the latest run is the first of
-``runs_by_site`` read backwards, and ``since`` the earliest start after the latest run
-(segment) whose verdict differs, in the order ``(started_at, id)`` (``(started_at, run id,
-position)`` for segments), else the first run's start. The views of migrations
-``0003``-``0008`` computed the same with window functions over every run of every site:
-19.7 s for one site of a 100,000-site history.
+``WHERE site = ?`` reads that site's runs and nothing else. The latest run is the last of
+``runs_by_site`` for the site; ``since`` the earliest start after the last run (segment of
+the same file and group) before it whose verdict differs, in the order ``(started_at, id)``
+(``(started_at, run id, position)`` for segments), else the first one's. On PostgreSQL the
+segments' streaks are window functions over the site's own segments (see
+``_LATEST_SEGMENT_ROWS``). The views of migrations ``0003`` to ``0008`` computed the same
+with window functions over every run of every site: 19.7 s for one site of a 100,000-site
+history.
 """
 
 from __future__ import annotations
@@ -192,21 +193,11 @@ SELECT s.origin AS site, g.sitemap, g.verdict, {since} AS since, g.run_id,
 FROM sites s {latest}
 {segments}"""
 
-#: When the streak of segment ``g`` (of the latest run ``m`` of site ``s``) began.
-#: SQLite: the earliest start after the site's last segment of the same file and group
-#: before it (in the order of runs, then positions) with another verdict, else its first
-#: such segment's, each found walking ``runs_by_site`` and the segments of each run.
-#: PostgreSQL: the streaks of the segments of this site only (``k``), each segment's
-#: ``since`` the start of the latest segment at or before it (by runs, then positions) of
-#: its file and group whose verdict differs from the one before it: one window order, one
-#: sort. Its planner, given SQLite's words, takes ``sitemap = g.sitemap`` for a
-#: filter of one row and reads the whole ``segments`` table for each segment (44 s for
-#: the 6,400 segments of 2,000 sites before ANALYZE; 0.63 s after, 0.14 s the old view).
-#: The segments of each run are a lateral subquery behind ``OFFSET 0`` (which PostgreSQL
-#: never merges into the join): read by the primary key run by run, never by hashing the
-#: whole table, whatever the statistics say (before ANALYZE it did: 9 s for 2,000 sites).
-#: So is ``k``: merged, its rows of the latest run were picked after every segment of the
-#: site had been joined with its row of ``segments`` and with the latest run.
+#: When the streak of segment ``g`` (of the latest run ``m`` of site ``s``) began. SQLite:
+#: the earliest start after the site's last segment before ``g`` of the same file and
+#: group with another verdict (segments in the order of runs, then positions), else the
+#: first such segment's start; read through ``runs_by_site`` and the segments of each run.
+#: PostgreSQL: ``k.since`` (see ``_LATEST_SEGMENT_ROWS``).
 _SEGMENT_SINCE = {
     "sqlite": """coalesce(
     (SELECT min(fr.started_at) FROM runs fr JOIN segments fg ON fg.run_id = fr.id
@@ -225,7 +216,17 @@ _SEGMENT_SINCE = {
     "postgresql": "k.since",
 }
 
-#: The segments of the latest run ``m`` (and, on PostgreSQL, their streaks ``k``).
+#: The segments of the latest run ``m``; on PostgreSQL with their streaks ``k``, over this
+#: site's segments only: a segment's ``since`` is the start of the latest segment at or
+#: before it, of its file and group, whose verdict differs from the one before it (one
+#: window order, one sort). Not SQLite's subqueries: PostgreSQL's planner takes
+#: ``sitemap = g.sitemap`` for a filter of one row and reads the whole ``segments`` table
+#: for each segment (44 s for the 6,400 segments of 2,000 sites before ANALYZE, 0.63 s
+#: after; the old view 0.14 s). ``OFFSET 0`` keeps two subqueries out of the join
+#: (PostgreSQL never merges one that has it): the segments of each run, so they are read by
+#: the primary key run by run whatever the statistics say (before ANALYZE the planner hashed
+#: the whole table: 9 s), and ``k``, so the rows of the latest run are picked before, not
+#: after, every segment of the site is joined with its row and with the latest run.
 _LATEST_SEGMENT_ROWS = {
     "sqlite": "JOIN segments g ON g.run_id = m.id",
     "postgresql": """CROSS JOIN LATERAL (

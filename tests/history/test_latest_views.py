@@ -79,7 +79,7 @@ FROM marked m JOIN latest l ON l.run_id = m.run_id JOIN sites s ON s.id = m.site
      JOIN segments g ON g.run_id = m.run_id AND g.position = m.position"""
 
 
-def _old(url: str, view: str) -> str:
+def old_query(url: str, view: str) -> str:
     """The old view's query in the dialect of ``url``."""
     template = OLD_SITES if view == "latest_site_verdicts" else OLD_SEGMENTS
     if is_postgres(url):
@@ -161,7 +161,7 @@ def test_the_views_give_what_the_window_functions_gave(db_url, seed):
         database = history._db
         _fill(database, seed)
         for view in VIEWS:
-            old = _old(db_url, view)
+            old = old_query(db_url, view)
             columns, _ = database.described(f"{old} LIMIT 0")
             assert database.described(f"SELECT * FROM {view} LIMIT 0")[0] == columns
             expected = _rows(database, old)
@@ -178,7 +178,7 @@ def test_the_views_keep_their_column_types(db_url):
     PostgreSQL's (``pg_attribute``), compared with views made of the old queries."""
     with _opened(db_url) as history:
         for view in VIEWS:
-            history._db.execute(f"CREATE VIEW old_{view} AS {_old(db_url, view)}")
+            history._db.execute(f"CREATE VIEW old_{view} AS {old_query(db_url, view)}")
     for view in VIEWS:
         assert _types(db_url, view) == _types(db_url, f"old_{view}")
 
@@ -246,7 +246,7 @@ def test_one_site_is_read_through_indexes_only(planned, backend, view):
     scans = _scans(db_url, f"SELECT * FROM {view} WHERE site = ?", one)
     assert scans and not [scan for scan in scans if scan.startswith("SCAN")]
     assert any(scan.startswith("SEARCH") for scan in scans)
-    before = _scans(db_url, f"SELECT * FROM ({_old(db_url, view)}) x WHERE site = ?", one)
+    before = _scans(db_url, f"SELECT * FROM ({old_query(db_url, view)}) x WHERE site = ?", one)
     assert [scan for scan in before if scan.startswith("SCAN")]  # the test sees a full scan
 
 
