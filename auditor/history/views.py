@@ -268,7 +268,13 @@ def _latest(
             "segments": "" if segments is None else segments[dialect],
         }
         texts[dialect] = template.format(**values)
-    return Dialects(**texts)
+    replaced = texts["postgresql"].replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1)
+    return Dialects(sqlite=texts["sqlite"], postgresql=replaced)
+
+
+def _dropped(view: str) -> Dialects:
+    """SQLite drops ``view`` before making it again; PostgreSQL replaces it in place."""
+    return Dialects(sqlite=f"DROP VIEW {view}", postgresql=None)
 
 
 def _sqlite_instant(expression: str) -> str:
@@ -279,10 +285,13 @@ def _postgresql_instant(expression: str) -> str:
     return f"CAST({expression} AS timestamptz)"
 
 
-#: The migration re-creating both views to read one site's rows only (same columns).
+#: The migration re-creating both views to read one site's rows only (same columns). On
+#: PostgreSQL ``CREATE OR REPLACE VIEW``, which keeps what a drop would lose or refuse:
+#: the grants of a team's read-only roles, and views a team built on these (it also refuses
+#: a column of another name or type, the contract).
 LATEST_VIEWS: tuple[str | Dialects, ...] = (
-    "DROP VIEW latest_site_verdicts",
+    _dropped("latest_site_verdicts"),
     _latest(_LATEST_SITES, {"sqlite": _SITE_SINCE, "postgresql": _SITE_SINCE}),
-    "DROP VIEW latest_segment_verdicts",
+    _dropped("latest_segment_verdicts"),
     _latest(_LATEST_SEGMENTS, _SEGMENT_SINCE, _LATEST_SEGMENT_ROWS),
 )

@@ -279,6 +279,32 @@ def test_a_history_of_version_10_gets_the_new_views(db_url, backend, new_db):
         assert not [scan for scan in scans if scan.startswith("SCAN")]
 
 
+def test_a_teams_view_and_a_readers_grant_outlive_the_migration(db_url, request):
+    """A view a team built on ours, and (PostgreSQL) the SELECT granted on ours to a
+    read-only role, still work once migration 0011 has re-made them."""
+    names = tuple(migration.name for migration in MIGRATIONS)
+    database = _open(locate(db_url))
+    try:
+        database.prepare()
+        migrate(database, upto=names.index("0011-latest-views"))
+        _fill(database, 3)
+        database.execute("CREATE VIEW team_view AS SELECT site, verdict FROM latest_site_verdicts")
+    finally:
+        database.close()
+    if is_postgres(db_url):
+        request.getfixturevalue("postgres_server").role("reader")
+        raw(db_url, f"GRANT SELECT ON team_view, {', '.join(VIEWS)} TO reader")
+    before = sorted(raw(db_url, "SELECT * FROM team_view"))
+    with _opened(db_url) as history:
+        assert "0011-latest-views" in history.applied
+    assert sorted(raw(db_url, "SELECT * FROM team_view")) == before
+    if is_postgres(db_url):
+        reader = db_url.replace(f"//{WRITER}@", "//reader@")
+        assert sorted(raw(reader, "SELECT * FROM team_view")) == before
+        for view in VIEWS:
+            assert raw(reader, f"SELECT count(*) FROM {view}")[0][0] > 0
+
+
 def _definition(url: str, view: str) -> str:
     if is_postgres(url):
         ((text,),) = raw(url, "SELECT pg_get_viewdef(CAST(? AS regclass))", (view,))
