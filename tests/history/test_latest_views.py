@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -149,15 +148,11 @@ def _rows(database: Database, sql: str, params: tuple[Any, ...] = ()) -> list[tu
     return sorted(database.described(sql, params)[1], key=repr)
 
 
-@contextmanager
-def _opened(url: str) -> Iterator[History]:
-    with History.open(url) as history:
-        yield history
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_the_views_give_what_the_window_functions_gave(db_url, seed):
-    with _opened(db_url) as history:
+    """Every row of either view, and each site's rows asked for by ``WHERE site = ?``
+    (a site with no run and an unknown one included), as the old queries gave them."""
+    with History.open(db_url) as history:
         database = history._db
         _fill(database, seed)
         for view in VIEWS:
@@ -176,7 +171,7 @@ def test_the_views_give_what_the_window_functions_gave(db_url, seed):
 def test_the_views_keep_their_column_types(db_url):
     """Each column has the type it had: SQLite's declared types (``PRAGMA table_info``),
     PostgreSQL's (``pg_attribute``), compared with views made of the old queries."""
-    with _opened(db_url) as history:
+    with History.open(db_url) as history:
         for view in VIEWS:
             history._db.execute(f"CREATE VIEW old_{view} AS {old_query(db_url, view)}")
     for view in VIEWS:
@@ -230,7 +225,7 @@ def planned(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Callab
         if backend not in urls:
             server = request.getfixturevalue("postgres_server")
             urls[backend] = str(server.new_database(WRITER))
-        with _opened(urls[backend]) as history:
+        with History.open(urls[backend]) as history:
             if not history._db.described("SELECT id FROM sites LIMIT 1")[1]:
                 _fill(history._db, 1, sites=2_000)
                 history._db.execute("ANALYZE")
@@ -264,12 +259,12 @@ def test_a_history_of_version_10_gets_the_new_views(db_url, backend, new_db):
     finally:
         database.close()
     old = {view: _definition(db_url, view) for view in VIEWS}
-    with _opened(db_url) as history:
+    with History.open(db_url) as history:
         assert history.applied == names[version:]
         for view in VIEWS:
             assert _rows(history._db, f"SELECT * FROM {view}") == before[view]
     fresh = new_db(backend)
-    with _opened(fresh):
+    with History.open(fresh):
         pass
     for view in VIEWS:
         assert _definition(db_url, view) == _definition(fresh, view) != old[view]
@@ -295,7 +290,7 @@ def test_a_teams_view_and_a_readers_grant_outlive_the_migration(db_url, request)
         request.getfixturevalue("postgres_server").role("reader")
         raw(db_url, f"GRANT SELECT ON team_view, {', '.join(VIEWS)} TO reader")
     before = sorted(raw(db_url, "SELECT * FROM team_view"))
-    with _opened(db_url) as history:
+    with History.open(db_url) as history:
         assert "0011-latest-views" in history.applied
     assert sorted(raw(db_url, "SELECT * FROM team_view")) == before
     if is_postgres(db_url):
