@@ -10,9 +10,9 @@ Builds (or reuses, in ``--keep DIR``) a history of ``--sites`` sites x ``--runs`
 cluster kept in ``DIR/pg`` (ANALYZE'd after the build, as autovacuum would), then times, for
 each view, the old window-function query (the reference SQL of
 ``tests/history/test_latest_views.py``, run as a plain query) and the view as it is now:
-one site's rows (``WHERE site = ?``, best of ``--repeat``), ``SELECT count(*)`` and every
-row fetched (in batches of 5,000, a server-side cursor on PostgreSQL; best of
-``--repeat``). Prints seconds and rows.
+one site's rows (``WHERE site = ?``), ``SELECT count(*)`` and every row fetched (in
+batches of 5,000, a server-side cursor on PostgreSQL), each the best of ``--repeat``;
+then whether the old query and the view give the same rows. Prints milliseconds and rows.
 """
 
 from __future__ import annotations
@@ -53,17 +53,23 @@ def _measure(url: str, repeat: int) -> None:
             return lambda: int(db.described(f"SELECT count(*) FROM ({sql}) x")[1][0][0])
 
         for view in VIEWS:
-            for label, sql in (("old", old_query(url, view)), ("new", f"SELECT * FROM {view}")):
+            queries = {"old": old_query(url, view), "new": f"SELECT * FROM {view}"}
+            for label, sql in queries.items():
                 source = f"({sql}) x" if label == "old" else view
+                one = f"SELECT * FROM {source} WHERE site = ?"
                 cases = (
-                    ("one site", fetched(f"SELECT * FROM {source} WHERE site = ?", site_name(ONE))),
+                    ("one site", fetched(one, site_name(ONE))),
                     ("count(*)", counted(sql)),
                     ("full fetch", fetched(sql)),
                 )
                 for case, run in cases:
-                    seconds, rows = _best(repeat if case != "count(*)" else 1, run)
+                    seconds, rows = _best(repeat, run)
                     print(f"{history.dialect:10s} {view:24s} {label:3s} {case:10s} "
-                          f"{seconds:10.4f} s  {rows:,} rows", flush=True)  # fmt: skip
+                          f"{seconds * 1000:10.2f} ms  {rows:,} rows", flush=True)  # fmt: skip
+            same = sorted(db.rows(queries["old"]), key=repr) == sorted(
+                db.rows(queries["new"]), key=repr
+            )
+            print(f"{history.dialect:10s} {view:24s} old and new rows equal: {same}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
