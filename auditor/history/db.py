@@ -27,7 +27,12 @@ from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES, INDEXING
 from auditor.history.fleets import FLEET_PLANS
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
-from auditor.history.views import SEGMENT_GROUPS, SEGMENT_PRECISION, TEAM_HISTORY
+from auditor.history.views import (
+    LATEST_VIEWS,
+    SEGMENT_GROUPS,
+    SEGMENT_PRECISION,
+    TEAM_HISTORY,
+)
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -138,6 +143,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008-segment-groups", SEGMENT_GROUPS),
     Migration("0009-indexing", INDEXING),
     Migration("0010-fleet-plans", FLEET_PLANS),
+    Migration("0011-latest-views", LATEST_VIEWS),
 )
 
 
