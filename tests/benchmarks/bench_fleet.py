@@ -145,19 +145,21 @@ def _servers(kind: str, count: int, urls: int = 0) -> Iterator[tuple[list[str], 
             logs.append(json.loads(out))
 
 
-def _politeness_of(logs: dict[str, list], delay: float) -> tuple[int, float, int]:
+def _politeness_of(logs: dict[str, list], delay: float) -> tuple[int, float, list[float]]:
     """Requests in all, the politeness time the fleet could not avoid (per host, the
-    delay between each two of its requests), and the pairs that came too close."""
+    delay between each two of its requests), and the gaps of the pairs that came too
+    close (seconds from one request's answer to the next one's arrival)."""
     by_host: dict[str, list] = defaultdict(list)
     for origin, log in logs.items():
         by_host[origin.split("//", 1)[1].rsplit(":", 1)[0]] += log
     requests = sum(len(log) for log in by_host.values())
     unavoidable = sum(max(len(log) - 1, 0) * delay for log in by_host.values())
-    close = 0
+    close: list[float] = []
     for log in by_host.values():
         log.sort()
-        close += sum(1 for a, b in itertools.pairwise(log) if b[0] - a[1] < delay - STAMP_SLACK)
-    return requests, unavoidable, close
+        gaps = (b[0] - a[1] for a, b in itertools.pairwise(log))
+        close += [gap for gap in gaps if gap < delay - STAMP_SLACK]
+    return requests, unavoidable, sorted(close)
 
 
 # -- the fleet command and its process tree ------------------------------------------------------
@@ -306,8 +308,9 @@ def politeness(args: argparse.Namespace) -> None:
     bound = unavoidable / args.concurrency
     print(
         f"  {run['results']} results, {run['failed']} failed, {run['reports']} reports; "
-        f"{requests:,} requests ({requests / args.sites:.1f} a site), {close} pairs closer "
-        f"than the delay"
+        f"{requests:,} requests ({requests / args.sites:.1f} a site), {len(close)} pairs "
+        f"closer than the delay"
+        + (f" (gaps {', '.join(f'{gap:.3f}' for gap in close[:10])} s)" if close else "")
     )
     for failure in run["failures"]:
         print(f"  failed: {failure}")
