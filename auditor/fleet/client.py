@@ -76,6 +76,8 @@ class GatedHttpClient(HttpClient):
         self.limit = limit
         self.pages = pages
         self.refused = 0  # requests not made because the time limit was spent
+        self.paused = 0.0  # seconds waited between the attempts of one turn
+        self._attempt_ended: float | None = None  # the turn's last attempt (None: none yet)
 
     def get(self, url: str, **kwargs: Any) -> Response | FetchFailure:
         """GET ``url`` in its host's turn (the turn ends when its body is closed)."""
@@ -83,6 +85,7 @@ class GatedHttpClient(HttpClient):
         if self.limit.spent() or not self.gate.wait_turn(host, until=self.limit.ends_at):
             self.refused += 1
             return FetchFailure(url, "timeout", self.limit.detail)
+        self._attempt_ended = None
         try:
             result = super().get(url, **kwargs)
         except BaseException:
@@ -99,10 +102,20 @@ class GatedHttpClient(HttpClient):
         return result
 
     def before_send(self, url: str, remaining: float) -> FetchFailure | None:
-        """Make sure the host's turn lasts until the attempt's deadline: a turn that
-        would lapse first (this process was held up since it was granted: stopped,
-        starved) may be another site's by then, so it is given back and taken again."""
+        """Before each attempt of a request: a redirect hop or a retry waits the host's
+        delay from the end of the attempt before it, as a new request would; then the
+        host's turn must last until the attempt's deadline: a turn that would lapse
+        first (this process was held up since it was granted: stopped, starved) may be
+        another site's by then, so it is given back and taken again."""
         host = host_of(url)
+        if self._attempt_ended is not None:
+            pause = self._attempt_ended + self.gate.delay_for(host) - time.monotonic()
+            if pause >= remaining:
+                return FetchFailure(url, "timeout", "no time left for the host's delay")
+            if pause > 0:
+                self.paused += pause
+                time.sleep(pause)
+                remaining -= pause
         if remaining <= 0 or self.gate.holds(host, remaining):
             return None
         log.warning(
@@ -115,6 +128,18 @@ class GatedHttpClient(HttpClient):
             return None
         self.refused += 1
         return FetchFailure(url, "timeout", self.limit.detail)
+
+
+    def _get_once(
+        self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None = None
+    ) -> Response | FetchFailure:
+        """One attempt; its end (its answer's headers, or its failure) is remembered, for
+        the delay before a redirect hop or a retry of the same turn. A hop or a retry
+        follows only once the answer before it is read and closed."""
+        try:
+            return super()._get_once(url, ends_at, cap, headers)
+        finally:
+            self._attempt_ended = time.monotonic()
 
 
 class _Turn:

@@ -7,13 +7,14 @@ import threading
 
 import pytest
 
+from auditor.demo.loopback import LoopbackHTTPServer, send
 from auditor.demo.server import SiteServer
 from auditor.fleet.client import GatedHttpClient, TimeLimit
 from auditor.fleet.gate import FORGET_EVERY, STALE_AFTER, HostGate, HostTable
 from auditor.fleet.work import turn_lease
 from auditor.http import FetchFailure, HttpOptions, Response
 from auditor.sampler.pacing import MAX_DELAY
-from tests.fleet.servers import settled, simulated, too_close
+from tests.fleet.servers import STAMP_SLACK, settled, simulated, too_close
 
 
 class Clock:
@@ -301,3 +302,36 @@ def test_a_turn_lapsed_before_its_request_went_out_is_taken_again():
     _first, again, after = stopped.granted_at
     assert again >= stopped.b_ended + 1.0  # the delay after b, not the stale turn
     assert after > again and len(server.log) == 2
+
+
+class _HopsAndRetries(LoopbackHTTPServer):
+    """``/moved`` redirects to ``/here`` on the same host; ``/busy`` answers 503 once,
+    then 200; anything else 200."""
+
+    def __init__(self, host: str) -> None:
+        self.busy = 0
+        super().__init__(host)
+
+    def answer(self, handler) -> None:
+        if handler.path == "/moved":
+            send(handler, 301, b"", "text/plain", {"Location": "/here"})
+        elif handler.path == "/busy" and not self.busy:
+            self.busy += 1
+            send(handler, 503, b"busy", "text/plain")
+        else:
+            send(handler, 200, b"ok", "text/plain")
+
+
+@pytest.mark.parametrize("path", ["/moved", "/busy"])
+def test_a_redirect_hop_or_a_retry_waits_the_hosts_delay_as_a_new_request_would(path):
+    delay = 0.4
+    with _HopsAndRetries("127.0.9.7") as server:
+        gate = HostGate(HostTable(delay), "a", lease=30)
+        options = HttpOptions(timeout=10, retries=2, backoff=0.05)
+        client = GatedHttpClient(options, gate, TimeLimit.starting_now(60))
+        response = client.get(server.origin + path)
+        assert not isinstance(response, FetchFailure) and response.status == 200
+        response.close()
+        first, second = server.log
+        assert second.at - first.answered >= delay - STAMP_SLACK  # not the backoff's 0.05 s
+        assert client.paused > 0
