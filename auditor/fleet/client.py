@@ -129,7 +129,6 @@ class GatedHttpClient(HttpClient):
         self.refused += 1
         return FetchFailure(url, "timeout", self.limit.detail)
 
-
     def _get_once(
         self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None = None
     ) -> Response | FetchFailure:

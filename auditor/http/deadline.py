@@ -66,6 +66,7 @@ class Deadline:
             self.expired = True
             for sock in self._sockets:
                 _shutdown(sock)
+            self._sockets.clear()  # the deadline may outlive them (the thread's last one)
 
 
 class _Watchdog:
