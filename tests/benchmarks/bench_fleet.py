@@ -3,6 +3,8 @@
 Run by hand, never by pytest:
 
     python3 tests/benchmarks/bench_fleet.py              # the three at full size (~25 min)
+    python3 tests/benchmarks/bench_fleet.py --cases politeness --sites 10000 \
+        --concurrency 256                                # a team's fleet, whole (~20 min)
     python3 tests/benchmarks/bench_fleet.py --sites 64 --memory-sites 64,256 \\
         --cpu-sites 4 --cpu-urls 50000                   # a quick look (~2 min)
 
@@ -16,8 +18,11 @@ so their CPU is not counted in the fleet's process tree.
    --sample 20 --full-sample --out DIR`` as a child process, the default ``--delay 1``,
    reports written as usual. The bound is the politeness the fleet cannot avoid: for each
    site, (its requests as its server logged them - 1) x the delay, summed over the fleet,
-   divided by the concurrency. Prints wall / bound (target <= 1.3). Also checked from the
-   servers' logs: no host asked twice closer than the delay.
+   divided by the concurrency. Prints wall / bound (target <= 1.3; <= 1.2 of the larger of
+   the bound and the CPU floor at 10,000 sites), the CPU a site by role, the time from
+   the command's start to the first request, the history's size, and the pairs of
+   requests to one host closer than the delay (from the servers' logs, with their gaps).
+   ``--reports`` as the command's (default ``changed``: a first fleet draws none).
 2. **Memory**: the same command for ``--memory-sites`` fleets (500 and 2,000, a small
    delay), the peak RSS of its whole process tree (the command, the Dask nannies and
    workers, the report writers) sampled every 0.2 s. Sites in flight are the same in both,
