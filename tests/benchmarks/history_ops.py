@@ -19,7 +19,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# After PYTHONPATH, not before: bench_history.py's --code puts another checkout's auditor
+# first, and this checkout's tests (history_fleet) are found here.
+sys.path.append(str(Path(__file__).resolve().parents[2]))
 
 from auditor.history import History
 from tests.benchmarks.history_fleet import site_name
@@ -70,11 +72,14 @@ def _view(sql: str, *params: Any) -> Callable[[History], int]:
     return run
 
 
-def _export(history: History) -> int:
-    from auditor.report import export_tables
+def _export(fmt: str) -> Callable[[History], int]:
+    def run(history: History) -> int:
+        from auditor.report import export_tables
 
-    with tempfile.TemporaryDirectory() as folder:
-        return sum(p.stat().st_size for p in export_tables(history, "csv", Path(folder)))
+        with tempfile.TemporaryDirectory() as folder:
+            return sum(p.stat().st_size for p in export_tables(history, fmt, Path(folder)))
+
+    return run
 
 
 OPS: dict[str, Callable[[History], int]] = {
@@ -90,7 +95,9 @@ OPS: dict[str, Callable[[History], int]] = {
     "view-segments-one": _view(
         "SELECT * FROM latest_segment_verdicts WHERE site = ?", site_name(ONE)
     ),
-    "export": _export,
+    "export": _export("csv"),
+    "export-parquet": _export("parquet"),
+    "export-json": _export("json"),
 }
 
 
