@@ -26,7 +26,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if os.environ.get("AUDITOR_CODE"):  # --code: that checkout's auditor
+    sys.path.insert(0, os.environ["AUDITOR_CODE"])
 
 from auditor.history import History
 from tests.pgserver import PostgresServer
@@ -53,7 +55,7 @@ def child(fmt: str, url: str, trace: bool, size: int | None) -> None:
 
 
 def _run(code: Path, fmt: str, url: str, trace: bool, size: int | None) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": f"{code}:{Path(__file__).resolve().parents[2]}"}
+    env = {**os.environ, "AUDITOR_CODE": str(code)}
     args = [sys.executable, __file__, "--child", fmt, url]
     args += (["--trace"] if trace else []) + ([] if size is None else ["--size", str(size)])
     done = subprocess.run(args, capture_output=True, text=True, env=env, check=True)

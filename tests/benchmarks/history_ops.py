@@ -10,6 +10,7 @@ MemoryError instead of taking the machine down. Run by ``bench_history.py --flee
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -19,9 +20,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-# After PYTHONPATH, not before: bench_history.py's --code puts another checkout's auditor
-# first, and this checkout's tests (history_fleet) are found here.
-sys.path.append(str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if os.environ.get("AUDITOR_CODE"):  # bench_history.py's --code: that checkout's auditor
+    sys.path.insert(0, os.environ["AUDITOR_CODE"])
 
 from auditor.history import History
 from tests.benchmarks.history_fleet import site_name
