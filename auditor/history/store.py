@@ -28,7 +28,7 @@ from auditor.history.rows import (
     to_json,
 )
 from auditor.history.state import decode_state, encode_state
-from auditor.history.tables import TABLES, table_frame
+from auditor.history.tables import CHUNK_ROWS, TABLES, extension_rows, table_chunks, table_frame
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -403,6 +403,24 @@ class History:
             return table_frame(name, self.sites(), [])
         columns, rows = self._db.described(TABLES[name])
         return table_frame(name, rows, columns)
+
+    def table_chunks(self, name: str, size: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+        """:meth:`table` in chunks of about ``size`` rows, the same columns, types and
+        order, never held whole (the sites, a small table, are read whole first)."""
+        if name == "sites":
+            records = self.sites()
+            for start in range(0, len(records), size):
+                yield table_frame(name, records[start : start + size], [])
+        elif name in TABLES:
+            yield from table_chunks(self._db, name, size)
+        else:
+            raise ValueError(f"no table {name!r}: choose from {', '.join(TABLES)}")
+
+    def extension_shares(self, size: int = CHUNK_ROWS) -> Iterator[list[tuple[Any, ...]]]:
+        """Runs whose stored result has sitemap extension shares, in batches, oldest
+        first: (run id, site, started_at text, ``dispersion.extensions.by_sitemap`` as
+        JSON text), read by the database from the stored JSON in one statement."""
+        return extension_rows(self._db, size)
 
     # -- the crawl log (auditor.history.crawl) -------------------------------------
 

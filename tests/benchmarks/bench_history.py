@@ -193,7 +193,7 @@ def _built(url: str, sites: int, runs: int, pages: int) -> None:
 
 def _op(code: Path, op: str, url: str) -> dict[str, object]:
     here = Path(__file__).resolve().parent / "history_ops.py"
-    env = {**os.environ, "PYTHONPATH": f"{code}:{here.parents[2]}"}
+    env = {**os.environ, "AUDITOR_CODE": str(code)}
     done = subprocess.run([sys.executable, str(here), op, url], capture_output=True,
                           text=True, env=env)  # fmt: skip
     if done.returncode:

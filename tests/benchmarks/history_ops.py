@@ -10,6 +10,7 @@ MemoryError instead of taking the machine down. Run by ``bench_history.py --flee
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if os.environ.get("AUDITOR_CODE"):  # bench_history.py's --code: that checkout's auditor
+    sys.path.insert(0, os.environ["AUDITOR_CODE"])
 
 from auditor.history import History
 from tests.benchmarks.history_fleet import site_name
@@ -70,11 +73,14 @@ def _view(sql: str, *params: Any) -> Callable[[History], int]:
     return run
 
 
-def _export(history: History) -> int:
-    from auditor.report import export_tables
+def _export(fmt: str) -> Callable[[History], int]:
+    def run(history: History) -> int:
+        from auditor.report import export_tables
 
-    with tempfile.TemporaryDirectory() as folder:
-        return sum(p.stat().st_size for p in export_tables(history, "csv", Path(folder)))
+        with tempfile.TemporaryDirectory() as folder:
+            return sum(p.stat().st_size for p in export_tables(history, fmt, Path(folder)))
+
+    return run
 
 
 OPS: dict[str, Callable[[History], int]] = {
@@ -90,7 +96,9 @@ OPS: dict[str, Callable[[History], int]] = {
     "view-segments-one": _view(
         "SELECT * FROM latest_segment_verdicts WHERE site = ?", site_name(ONE)
     ),
-    "export": _export,
+    "export": _export("csv"),
+    "export-parquet": _export("parquet"),
+    "export-json": _export("json"),
 }
 
 
