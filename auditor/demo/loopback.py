@@ -33,6 +33,10 @@ class LoggedRequest:
     headers: dict[str, str]
     at: float  # when it arrived
     answered: float | None = None  # when the server was done with it (None: not yet)
+    #: when its last write began (:func:`send`): the client cannot have had the whole
+    #: answer before, while ``answered`` may come later than the client had it (the
+    #: server's thread taking the GIL back after the write)
+    writing: float | None = None
 
 
 class LoopbackService:
@@ -138,6 +142,7 @@ class LoopbackHTTPServer(LoopbackService):
         headers = dict(handler.headers.items())
         request = LoggedRequest(handler.command, handler.path, headers, time.monotonic())
         self.log.append(request)
+        handler.logged = request  # type: ignore[attr-defined]
         try:
             self.answer(handler)
         except (BrokenPipeError, ConnectionResetError):
@@ -166,5 +171,8 @@ def send(
     handler.send_header("Content-Length", str(len(body)))
     for name, value in (headers or {}).items():
         handler.send_header(name, value)
+    logged: LoggedRequest | None = getattr(handler, "logged", None)
+    if logged is not None:
+        logged.writing = time.monotonic()
     handler.end_headers()
     handler.wfile.write(body)

@@ -123,7 +123,14 @@ def _serve(kind: str, count: int, urls: int, ready: Path) -> None:
         ]
     ready.write_text(json.dumps([s.origin for s in servers]))
     sys.stdin.readline()
-    print(json.dumps({s.origin: [(r.at, r.answered or r.at) for r in s.log] for s in servers}))
+    print(
+        json.dumps(
+            {
+                s.origin: [(r.at, r.answered or r.at, r.writing or r.at) for r in s.log]
+                for s in servers
+            }
+        )
+    )
 
 
 @contextmanager
@@ -150,20 +157,24 @@ def _servers(kind: str, count: int, urls: int = 0) -> Iterator[tuple[list[str], 
             logs.append(json.loads(out))
 
 
-def _politeness_of(logs: dict[str, list], delay: float) -> tuple[int, float, list[float]]:
+def _politeness_of(
+    logs: dict[str, list], delay: float
+) -> tuple[int, float, list[tuple[float, float]]]:
     """Requests in all, the politeness time the fleet could not avoid (per host, the
-    delay between each two of its requests), and the gaps of the pairs that came too
-    close (seconds from one request's answer to the next one's arrival)."""
+    delay between each two of its requests), and the pairs that came too close: the gap
+    (seconds from one request's answered stamp to the next one's arrival) and how long
+    after its last write began the first was stamped answered."""
     by_host: dict[str, list] = defaultdict(list)
     for origin, log in logs.items():
         by_host[origin.split("//", 1)[1].rsplit(":", 1)[0]] += log
     requests = sum(len(log) for log in by_host.values())
     unavoidable = sum(max(len(log) - 1, 0) * delay for log in by_host.values())
-    close: list[float] = []
+    close: list[tuple[float, float]] = []
     for log in by_host.values():
         log.sort()
-        gaps = (b[0] - a[1] for a, b in itertools.pairwise(log))
-        close += [gap for gap in gaps if gap < delay - STAMP_SLACK]
+        for a, b in itertools.pairwise(log):
+            if b[0] - a[1] < delay - STAMP_SLACK:  # (gap, the answer's last write to its stamp)
+                close.append((b[0] - a[1], a[1] - a[2]))
     return requests, unavoidable, sorted(close)
 
 
@@ -309,13 +320,19 @@ def politeness(args: argparse.Namespace) -> None:
         )
     serving = _children_cpu() - before - run["cpu"]
     requests, unavoidable, close = _politeness_of(logs[0], args.delay)
-    first = min(at for log in logs[0].values() for at, _ in log) - run["launched"]
+    first = min(stamps[0] for log in logs[0].values() for stamps in log) - run["launched"]
     bound = unavoidable / args.concurrency
     print(
         f"  {run['results']} results, {run['failed']} failed, {run['reports']} reports; "
         f"{requests:,} requests ({requests / args.sites:.1f} a site), {len(close)} pairs "
         f"closer than the delay"
-        + (f" (gaps {', '.join(f'{gap:.3f}' for gap in close[:10])} s)" if close else "")
+        + (
+            " (gap s / answered after its last write began, s: "
+            + ", ".join(f"{gap:.3f}/{late:.3f}" for gap, late in close[:10])
+            + ")"
+            if close
+            else ""
+        )
     )
     for failure in run["failures"]:
         print(f"  failed: {failure}")
