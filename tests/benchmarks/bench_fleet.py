@@ -325,7 +325,9 @@ def politeness(args: argparse.Namespace) -> None:
     print(
         f"  {run['results']} results, {run['failed']} failed, {run['reports']} reports; "
         f"{requests:,} requests ({requests / args.sites:.1f} a site), {len(close)} pairs "
-        f"closer than the delay"
+        f"closer than the delay by the answered stamp, "
+        f"{sum(1 for gap, late in close if gap + late < args.delay - STAMP_SLACK)} even from "
+        f"when the answer's last write began"
         + (
             " (gap s / answered after its last write began, s: "
             + ", ".join(f"{gap:.3f}/{late:.3f}" for gap, late in close[:10])
