@@ -323,13 +323,8 @@ def _dask_logs(verbose: int) -> Iterator[None]:
 
     import distributed  # noqa: F401 - it sets its loggers' levels when first imported
 
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    logger.setLevel(logging.INFO if verbose else logging.WARNING)
-    try:
+    with _logger_at("distributed", logging.INFO if verbose else logging.WARNING):
         yield
-    finally:
-        logger.setLevel(level)
 
 
 @contextmanager
@@ -342,13 +337,22 @@ def _quiet_if_lost(client: Any) -> Iterator[None]:
     if str(client.status) == "running":
         yield
         return
-    logger = logging.getLogger("distributed.client")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
+    with _logger_at("distributed.client", logging.CRITICAL):
+        yield
+
+
+@contextmanager
+def _logger_at(name: str, level: int) -> Iterator[None]:
+    """The logger ``name`` at ``level`` inside, at its own level again after."""
+    import logging
+
+    logger = logging.getLogger(name)
+    before = logger.level
+    logger.setLevel(level)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        logger.setLevel(before)
 
 
 class _Terminated(BaseException):
