@@ -298,6 +298,8 @@ def _draw_reports(history: History, sites: list[str], out: Path) -> int:
     returns how many were."""
     from auditor.fleet.reports import ReportWriter
 
+    if not sites:
+        return 0  # no pool to start
     with ReportWriter(history, out) as writer:
         writer.start()
         for site in sites:

@@ -100,7 +100,9 @@ def test_an_unanswered_call_is_a_lost_table_within_the_timeout():
 # -- on a cluster ----------------------------------------------------------------------------
 
 
-def _kind_of_table_and_a_turn(ref):  # type: ignore[no-untyped-def]
+def kind_of_table_and_a_turn(ref):  # type: ignore[no-untyped-def]
+    """On a worker: the kind of table a site gets from ``ref``, and a turn's answer
+    (tests/fleet/test_tls.py runs it too)."""
     table = ref.table()
     try:
         return type(table).__name__, table.ask("example.net", "site", 30.0)
@@ -114,13 +116,13 @@ def test_on_a_cluster_sites_use_the_socket_and_fall_back_to_the_actor(cluster_cl
     ref, alive = start_gate(cluster_client, 0.0)
     try:
         assert ref.line is not None and ref.line.host == "127.0.0.1"
-        kind, wait = cluster_client.submit(_kind_of_table_and_a_turn, ref, pure=False).result()
+        kind, wait = cluster_client.submit(kind_of_table_and_a_turn, ref, pure=False).result()
         assert (kind, wait) == ("DirectTable", 0.0)
 
         with socket.create_server(("127.0.0.1", 0)) as closed_port:
             unreachable = replace(ref.line, port=closed_port.getsockname()[1])
         kind, _ = cluster_client.submit(
-            _kind_of_table_and_a_turn, replace(ref, line=unreachable), pure=False
+            kind_of_table_and_a_turn, replace(ref, line=unreachable), pure=False
         ).result()
         assert kind == "ActorTable"
     finally:

@@ -27,6 +27,7 @@ from auditor.fleet.gate import HostTable
 from auditor.fleet.security import client_security
 from tests.fleet.certs import Authority, Pair
 from tests.fleet.servers import simulated
+from tests.fleet.test_channel import kind_of_table_and_a_turn
 
 PROJECT = str(Path(__file__).resolve().parents[2])
 #: Seconds a Dask process of the test may take to start, join, or give up.
@@ -297,21 +298,13 @@ def test_a_fleet_runs_on_a_tls_cluster_with_the_client_s_certificates(tls_cluste
     assert "cannot be reached" not in worker_said  # sites used the TLS socket, not the actor
 
 
-def _kind_of_table_and_a_turn(ref):  # type: ignore[no-untyped-def]
-    table = ref.table()
-    try:
-        return type(table).__name__, table.ask("example.net", "site", 30.0)
-    finally:
-        table.close()
-
-
 def test_on_a_tls_cluster_the_host_table_s_socket_is_tls_and_sites_use_it(tls_client):
     from auditor.fleet.cluster import start_gate
 
     ref, alive = start_gate(tls_client, 0.0)
     try:
         assert ref.line is not None and ref.line.tls and ref.address.startswith("tls://")
-        kind, wait = tls_client.submit(_kind_of_table_and_a_turn, ref, pure=False).result()
+        kind, wait = tls_client.submit(kind_of_table_and_a_turn, ref, pure=False).result()
         assert (kind, wait) == ("DirectTable", 0.0)  # over TLS, with the worker's certificate
         assert _what_a_plain_peer_gets(ref.line) == b""  # not a byte in clear
     finally:
