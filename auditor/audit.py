@@ -24,6 +24,7 @@ from auditor.models import SitemapFile
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
+from auditor.scorer.doubt import wanted_pages
 from auditor.scorer.result import MAX_PROBLEMS_KEPT, AuditResult, PageObservation, Reason
 from auditor.scorer.window import WINDOW_DAYS, WINDOW_RUNS
 from auditor.walker import WalkOptions
@@ -296,6 +297,7 @@ def _sample(
         on_page=page_done,
         judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
         robots=inventory.robots,  # the walk's robots.txt: asked for once per audit
+        wanted=wanted_pages(previous.segment_verdicts),  # thin last time: pages first
     )
 
 

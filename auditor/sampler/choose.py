@@ -211,11 +211,20 @@ class SequentialPlan:
     :data:`MIN_PER_SEGMENT` pages, then the one furthest below its share by size. A
     condemned sub-sitemap stops at :data:`CONFIRM_CONDEMNED` pages, a decided one at
     once. ``budget`` counts pages requested over HTTP; pages never requested (robots.txt)
-    do not spend it, and at most ``budget`` of them are looked at.
+    do not spend it, and at most ``budget`` of them are looked at. ``wanted`` raises the
+    floor of some segments (by key): those whose evidence was too thin for a verdict on
+    the previous run get their pages first, so the next run's budget goes where a figure
+    was missing.
     """
 
     def __init__(
-        self, entries: pd.DataFrame, budget: int, *, seed: int, panel: Iterable[str] = ()
+        self,
+        entries: pd.DataFrame,
+        budget: int,
+        *,
+        seed: int,
+        panel: Iterable[str] = (),
+        wanted: Mapping[str, int] | None = None,
     ) -> None:
         self.budget = budget
         self.requested = 0
@@ -224,6 +233,11 @@ class SequentialPlan:
         self._queues, self._sizes = _queues(self._frame, budget, seed, list(panel))
         self._next = dict.fromkeys(self._queues, 0)
         self._taken = dict.fromkeys(self._queues, 0)
+        wanted = wanted or {}
+        self._floors = {
+            name: min(max(MIN_PER_SEGMENT, wanted.get(name, 0)), size)
+            for name, size in self._sizes.items()
+        }
 
     def next_page(self, status: Mapping[str, str]) -> SampledPage | None:
         """The next page to fetch given each sub-sitemap's status (missing: open), or None
@@ -252,9 +266,12 @@ class SequentialPlan:
         return status != CONDEMNED or self._taken[name] < CONFIRM_CONDEMNED
 
     def _priority(self, name: str) -> tuple[bool, float, int, str]:
-        """Below its floor first, then the smallest share of its size taken, larger first."""
-        taken, size = self._taken[name], self._sizes[name]
-        return taken >= min(MIN_PER_SEGMENT, size), taken / size, -size, name
+        """Below its floor first (the share of its floor taken), then the smallest share
+        of its size taken, larger first."""
+        taken, size, floor = self._taken[name], self._sizes[name], self._floors[name]
+        if taken < floor:
+            return False, taken / floor, -size, name
+        return True, taken / size, -size, name
 
 
 def _queues(

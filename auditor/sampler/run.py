@@ -107,6 +107,7 @@ def sample_site(
     on_page: PageCallback | None = None,
     judge: Judge | None = None,
     robots: RobotsFile | None = None,
+    wanted: Mapping[str, int] | None = None,
 ) -> SampleRun:
     """Choose and fetch a polite sample of ``site``'s pages from its inventory entries.
 
@@ -116,7 +117,8 @@ def sample_site(
     When the host is given up (it kept answering 429/503) or the time budget is spent,
     sampling stops and the pages not asked for say why (``stopped``). ``robots`` is
     the site's robots.txt response when it was fetched already (the walk's): its policy
-    is used, and robots.txt is not asked for again.
+    is used, and robots.txt is not asked for again. ``wanted``: pages wanted at least,
+    by segment key, served first when sampling sequentially (:class:`SequentialPlan`).
     """
     options = options or SampleOptions()
     http = replace(options.http, accept=PAGE_ACCEPT)
@@ -133,7 +135,7 @@ def sample_site(
             time_budget=_time_budget(options, policy),
         )
         if judge is not None and options.sequential:
-            plan = SequentialPlan(entries, options.sample, seed=seed, panel=panel)
+            plan = SequentialPlan(entries, options.sample, seed=seed, panel=panel, wanted=wanted)
             pages = _fetch_sequential(fetcher, plan, judge, options.rdfa, on_page)
         else:
             pages = _fetch_fixed(fetcher, entries, options, seed, panel, on_page)

@@ -18,10 +18,12 @@ usual one. tests/benchmarks/bench_sampling.py --error-rates measures what remain
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from auditor.dispersion import SegmentDispersion
 from auditor.evidence.credibility import MIN_SHARED_PAGES
 from auditor.scorer.result import SegmentVerdict
-from auditor.scorer.rules import CONTRARY_CODES, contrary_counts, trust_route
+from auditor.scorer.rules import CONTRARY_CODES, MIN_PANEL, contrary_counts, trust_route
 from auditor.scorer.tally import Tally
 from auditor.scorer.window import SegmentEvidence
 
@@ -32,8 +34,10 @@ __all__ = [
     "MIN_PAGES_TO_JUDGE",
     "MIN_STOP_AGAINST",
     "OPEN",
+    "THIN_WANTED",
     "Z_STOP",
     "segment_status",
+    "wanted_pages",
 ]
 
 CONDEMNED = "condemned"
@@ -61,6 +65,11 @@ Z_STOP = 2.5758293035489004
 #: at 11 requests). A frozen lastmod shows 5 or more at once.
 MIN_STOP_AGAINST = 4
 _CONDEMNING_FLAGS = frozenset({"no-lastmod", "generation-time"})
+#: Pages a segment left inconclusive on the previous run is sampled first, at least:
+#: enough for a panel the across-runs route can stand on next time
+#: (:data:`~auditor.scorer.rules.MIN_PANEL`), which a segment sampled by its size alone
+#: (2 pages of 50 for a 5% group) never reaches.
+THIN_WANTED = MIN_PANEL
 
 
 def segment_status(
@@ -90,3 +99,11 @@ def _surely_contrary(evidence: SegmentEvidence) -> bool:
         for tally in tallies
         for _, against, good, _ in contrary_counts(tally, Z_STOP)
     )
+
+
+def wanted_pages(previous_segments: Mapping[str, str]) -> dict[str, int]:
+    """Pages wanted at least this run, by segment key: :data:`THIN_WANTED` for each
+    segment the previous run left ``inconclusive`` (its evidence too thin)."""
+    return {
+        key: THIN_WANTED for key, verdict in previous_segments.items() if verdict == "inconclusive"
+    }

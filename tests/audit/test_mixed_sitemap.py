@@ -226,3 +226,16 @@ def test_the_report_shows_which_pages_decided(tmp_path, db_url):
     lists = {v for loc, v in evidence.items() if "/tags/" in loc or "/categories/" in loc}
     assert posts == {"for"}  # their dates agree, their changes follow lastmod
     assert "against" in lists  # a moved build date on an unchanged listing
+
+
+def test_a_group_left_inconclusive_gets_its_panel_first_on_the_next_run(tmp_path, db_url):
+    from auditor.scorer.doubt import THIN_WANTED
+
+    build_hugo(tmp_path / "v1", 0)
+    build_hugo(tmp_path / "v2", 3)
+    with LoopbackServer(root=tmp_path / "v1") as server:
+        first = _groups(audit_json(server.origin, db_url, 20))["/tags/*"]
+        server.root = tmp_path / "v2"
+        second = _groups(audit_json(server.origin, db_url, 20))["/tags/*"]
+    assert first["verdict"] == "inconclusive" and first["requested"] < THIN_WANTED  # by size
+    assert second["requested"] >= THIN_WANTED  # the budget went where a figure was missing

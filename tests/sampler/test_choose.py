@@ -182,3 +182,21 @@ def test_a_plan_is_reproducible():
     frame = _frame({"a.xml": 500, "b.xml": 50})
     runs = [_drive(SequentialPlan(frame, 30, seed=9), lambda _: {}) for _ in range(2)]
     assert runs[0] == runs[1]
+
+
+def test_a_segment_left_thin_last_run_gets_its_wanted_pages_first():
+    frame = _frame({"big.xml": 900, "lists.xml": 60})
+    plain = Counter(p.sitemap for p in _drive(SequentialPlan(frame, 30, seed=1), lambda _: {}))
+    taken = _drive(SequentialPlan(frame, 30, seed=1, wanted={"lists.xml": 10}), lambda _: {})
+
+    assert plain["lists.xml"] < 10  # by size alone it gets about 2 of 30
+    assert Counter(p.sitemap for p in taken[:12])["lists.xml"] == 10  # first, after floors
+    assert len(taken) == 30 and Counter(p.sitemap for p in taken)["lists.xml"] == 10
+
+
+def test_a_wanted_floor_never_exceeds_the_segment():
+    plan = SequentialPlan(
+        _frame({"a.xml": 100, "tiny.xml": 4}), 30, seed=1, wanted={"tiny.xml": 10}
+    )
+    per = Counter(p.sitemap for p in _drive(plan, lambda _: {}))
+    assert per["tiny.xml"] == 4 and per["a.xml"] == 26

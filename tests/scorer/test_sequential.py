@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from auditor.models import SitemapEntry
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
-from auditor.scorer.doubt import CONDEMNED, DECIDED, MIN_CONFIRM, OPEN
+from auditor.scorer.doubt import CONDEMNED, DECIDED, MIN_CONFIRM, OPEN, THIN_WANTED, wanted_pages
 from tests.scorer.helpers import NOW, SPREAD, WEEK, dispersion, earlier, page, spread_entries
 
 STAMPED = "stamped.xml"
@@ -92,3 +92,9 @@ def test_mixed_contrary_evidence_stops_sampling_only_on_enough_pages_against():
     assert _status(analysis, mixed)[SPREAD] == OPEN
     assert _status(analysis, [*wrong, page(10), undated])[SPREAD] == DECIDED  # 4 against
     assert _status(analysis, [*wrong[:3], undated, page(21, dm_offset=None)])[SPREAD] == DECIDED
+
+
+def test_only_segments_left_inconclusive_want_pages_first_next_run():
+    previous = {"posts.xml": "trusted", "lists.xml": "inconclusive", "tags.xml": "untrusted"}
+    assert wanted_pages(previous) == {"lists.xml": THIN_WANTED}
+    assert wanted_pages({}) == {}
