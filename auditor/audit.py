@@ -22,6 +22,7 @@ from auditor.errors import UsageError
 from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.models import SitemapFile
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
+from auditor.sampler.children import ChildDates
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
 from auditor.scorer.doubt import wanted_pages
@@ -198,9 +199,11 @@ def run_audit(
     )
     inventory = _shifted(found, shift)
     inputs = _score_inputs(previous, site, started, inventory)
-    run = _sample(previous, inputs, inventory, options, shift, say, clients)
+    entries = _with_segments(inventory.entries, inputs.dispersion.segmenter)
+    children = ChildDates(entries)  # a list page's children, looked up by its links
+    run = _sample(previous, inputs, inventory, entries, options, shift, children, say, clients)
     say(f"scoring {site}")
-    observations = [_observe(page, evidence, shift) for page, evidence in run.pages]
+    observations = [_observe(page, evidence, shift, children) for page, evidence in run.pages]
     # each page with its change since the previous run, if it was read then too
     observations = compare_pages(observations, inputs.previous_pages)
     walls = Counter(e.error_detail or "" for _, e in run.pages if e.error == "blocked")
@@ -271,13 +274,16 @@ def _sample(
     previous: Previous,
     inputs: ScoreInputs,
     inventory: Inventory,
+    entries: pd.DataFrame,
     options: AuditOptions,
     shift: timedelta,
+    children: ChildDates,
     say: Progress,
     clients: Clients,
 ) -> SampleRun:
-    """Sample the site's pages, sequentially: the scorer says which sub-sitemaps are
-    decided on the pages fetched so far."""
+    """Sample the site's pages (``entries``: the inventory's, with their segment keys),
+    sequentially: the scorer says which sub-sitemaps are decided on the pages fetched
+    so far."""
     budget = min(options.sample.sample, len(inventory.entries))
     done = [0]
 
@@ -288,14 +294,16 @@ def _sample(
     say(f"sampling up to {budget} pages of {len(inventory.entries):,}")
     return sample_site(
         inputs.site,
-        _with_segments(inventory.entries, inputs.dispersion.segmenter),
+        entries,
         options.sample,
         seed=_seed(inputs.site, previous.runs_so_far, options.seed),
         panel=[p.loc for p in inputs.previous_pages if p.ok],
         client=clients.pages,
         pacer=clients.pacer,
         on_page=page_done,
-        judge=lambda pages: sampling_status(replace(inputs, pages=_observed(pages, shift))),
+        judge=lambda pages: sampling_status(
+            replace(inputs, pages=_observed(pages, shift, children))
+        ),
         robots=inventory.robots,  # the walk's robots.txt: asked for once per audit
         wanted=wanted_pages(previous.segment_verdicts),  # thin last time: pages first
     )
@@ -324,21 +332,24 @@ def _shifted(inventory: Inventory, shift: timedelta) -> Inventory:
     return replace(inventory, files=files)
 
 
-def _observe(page: SampledPage, evidence: PageEvidence, shift: timedelta) -> PageObservation:
+def _observe(
+    page: SampledPage, evidence: PageEvidence, shift: timedelta, children: ChildDates
+) -> PageObservation:
     """What history keeps of a sampled page, its fetch time on the audit's clock."""
-    observation = PageObservation.of(page, evidence)
+    newest_child = children.newest(page.loc, page.key, evidence.links) if evidence.ok else None
+    observation = PageObservation.of(page, evidence, newest_child)
     if shift:
         observation = replace(observation, fetched_at=observation.fetched_at + shift)
     return observation
 
 
 def _observed(
-    pages: Sequence[tuple[SampledPage, PageEvidence]], shift: timedelta
+    pages: Sequence[tuple[SampledPage, PageEvidence]], shift: timedelta, children: ChildDates
 ) -> list[PageObservation]:
     """The pages fetched so far as the scorer reads them (a dateModified shared across
     them marked, as it will be at the end)."""
     evidence = mark_shared_date_modified([e for _, e in pages])
-    return [_observe(p, e, shift) for (p, _), e in zip(pages, evidence, strict=True)]
+    return [_observe(p, e, shift, children) for (p, _), e in zip(pages, evidence, strict=True)]
 
 
 def _seed(site: str, runs_so_far: int, base: int | None) -> int:

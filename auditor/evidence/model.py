@@ -107,6 +107,8 @@ class PageEvidence:
     error_detail: str | None = None
     noindex: str | None = None
     canonical: str | None = None
+    #: The links of its content area (:mod:`auditor.evidence.listing`): what a list lists.
+    links: tuple[str, ...] = field(default=())
 
     @property
     def ok(self) -> bool:

@@ -17,6 +17,7 @@ from w3lib.encoding import html_to_unicode
 from auditor.evidence.credibility import judge_date_modified, modified_before_published
 from auditor.evidence.fingerprint import fingerprint_tree
 from auditor.evidence.indexing import canonical_of, noindex_of
+from auditor.evidence.listing import content_links
 from auditor.evidence.model import DatedValue, PageEvidence
 from auditor.evidence.structured import read_structured
 from auditor.http.walls import WALL_PROBE_BYTES, wall_of
@@ -100,6 +101,7 @@ def read_page(
         notes=tuple(notes),
         noindex=noindex_of(head, tree),
         canonical=canonical_of(head, tree, page_url),
+        links=content_links(tree, page_url),
     )
 
 

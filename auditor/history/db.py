@@ -130,6 +130,10 @@ _CONDITIONAL_SITEMAPS = (
     "ALTER TABLE sitemap_files ADD COLUMN content TEXT",
 )
 
+#: A list page's newest child's lastmod (``auditor.sampler.children``): the scorer judges
+#: a list dated by it as a list. Old rows read as None: their pages are judged as before.
+_LIST_PAGES = ("ALTER TABLE pages ADD COLUMN newest_child TEXT",)
+
 #: Every migration, in order; the version (SQLite ``PRAGMA user_version``, PostgreSQL the
 #: rows of ``schema_migrations``) counts those applied.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -144,6 +148,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0009-indexing", INDEXING),
     Migration("0010-fleet-plans", FLEET_PLANS),
     Migration("0011-latest-views", LATEST_VIEWS),
+    Migration("0012-list-pages", _LIST_PAGES),
 )
 
 

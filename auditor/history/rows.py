@@ -49,7 +49,14 @@ SEGMENT_COLUMNS: tuple[str, ...] = (
 _FILE_INSTANTS = frozenset({"fetched_at", "index_lastmod"})
 _FILE_FLAGS = frozenset({"via_robots", "gzipped", "readable", "reused"})
 _PAGE_INSTANTS = frozenset(
-    {"fetched_at", "lastmod", "date_modified", "date_published", "http_last_modified"}
+    {
+        "fetched_at",
+        "lastmod",
+        "date_modified",
+        "date_published",
+        "http_last_modified",
+        "newest_child",
+    }
 )
 _PAGE_FLAGS = frozenset(
     {"date_modified_credible", "truncated", "content_changed", "template_changed"}

@@ -341,6 +341,8 @@ class PageObservation:
     final_url: str | None = None  # after the redirects followed
     noindex: str | None = None  # where it said noindex: "meta", "header"
     canonical: str | None = None  # the canonical URL it named (absolute)
+    # A list page: the newest lastmod its listed children carry (auditor.sampler.children)
+    newest_child: datetime | None = None
 
     @property
     def ok(self) -> bool:
@@ -348,8 +350,11 @@ class PageObservation:
         return self.error is None
 
     @classmethod
-    def of(cls, page: SampledPage, evidence: PageEvidence) -> PageObservation:
-        """The observation of a sampled page and what it said."""
+    def of(
+        cls, page: SampledPage, evidence: PageEvidence, newest_child: datetime | None = None
+    ) -> PageObservation:
+        """The observation of a sampled page and what it said (``newest_child``: the
+        newest lastmod of the children it lists, when it is a list page dated so)."""
         dm, fp = evidence.date_modified, evidence.fingerprint
         return cls(
             loc=page.loc,
@@ -378,6 +383,7 @@ class PageObservation:
             final_url=evidence.final_url,
             noindex=evidence.noindex,
             canonical=evidence.canonical,
+            newest_child=newest_child,
         )
 
 

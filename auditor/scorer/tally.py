@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Tally",
     "crawl_tally",
+    "dated_by_a_child",
     "lastmod_advanced",
     "shared_last_modified",
     "tally_pages",
@@ -240,8 +241,9 @@ def _count_change(
 ) -> None:
     """Main content changed (C) against lastmod advanced (L). C is the comparison's, where
     the site's template is left out; pages compared before it existed use the exact hash.
-    A page whose lastmod advanced while only its own template differed (not the site's)
-    is ambiguous: counted apart, neither way."""
+    A page whose lastmod advanced while only its own template differed (not the site's),
+    or a list page whose lastmod advanced to its newest child's date while its list did
+    not change (:func:`dated_by_a_child`), is ambiguous: counted apart, neither way."""
     if before.fp_exact is None or now.fp_exact is None:
         return
     if _too_coarse(before, now):
@@ -252,7 +254,8 @@ def _count_change(
     else:
         changed = before.fp_exact != now.fp_exact
     advanced = lastmod_advanced(before.lastmod, now.lastmod)
-    if advanced and not changed and now.template_changed and not template_wide:
+    own_frame = bool(now.template_changed) and not template_wide
+    if advanced and not changed and (own_frame or dated_by_a_child(now)):
         tally.ambiguous += 1
         return
     tally.compared += 1
@@ -261,6 +264,19 @@ def _count_change(
     tally.both += changed and advanced
     days = (now.fetched_at - before.fetched_at).total_seconds() / 86_400
     tally.interval_days.append(max(days, 0.0))
+
+
+def dated_by_a_child(page: PageObservation) -> bool:
+    """True when the page is a list dated by its newest child: its lastmod is, at its
+    precision, the newest lastmod of the children it lists (:mod:`auditor.sampler.children`).
+    Such a lastmod moves with a child's edit, which a list of titles need not show: judged
+    as a list, that move is no evidence against it (a change of the list, a child added or
+    retitled, still counts both ways)."""
+    child, lastmod = page.newest_child, page.lastmod
+    if child is None or lastmod is None:
+        return False
+    start, end = period_of(lastmod, page.lastmod_precision or "second")
+    return start <= child <= end
 
 
 def crawl_tally(counts: CrawlCounts) -> Tally:

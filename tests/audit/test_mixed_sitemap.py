@@ -167,17 +167,21 @@ def test_a_plan_trusts_the_posts_lastmod_and_not_the_lists(tmp_path, db_url):
     assert advanced == edited  # the lists' moved build date is not read as a change
 
 
-def build_hugo(root: Path, new_posts: int) -> None:
+def build_hugo(root: Path, new_posts: int, edited: range = range(0)) -> None:
     """A Hugo-like blog: posts dated by their own updates, tag pages whose lastmod is their
-    newest post's date and whose listing gains the posts added (``new_posts``)."""
+    newest post's date and whose listing gains the posts added (``new_posts``); posts
+    ``edited`` get a new paragraph and a November date (their tag pages, a list of titles,
+    only that date)."""
     posts = {i: f"2026-0{1 + i % 8}-{1 + i % 27:02d}T10:00:00Z" for i in range(POSTS)}
+    posts |= {i: f"2026-11-{1 + i % 9:02d}T10:00:00Z" for i in edited}
     posts |= {POSTS + k: f"2026-11-{10 + k:02d}T10:00:00Z" for k in range(new_posts)}
     tags: dict[int, list[int]] = {j: [] for j in range(TAGS)}
     for i in posts:
         tags[i % TAGS if i < POSTS else i - POSTS].append(i)
     urls = []
     for i, date in posts.items():
-        page = _page(f"Post {i}", f"Post {i} tells its own story at some length.", date)
+        edit = " Then it was updated with a paragraph of news." if i in edited else ""
+        page = _page(f"Post {i}", f"Post {i} tells its own story at some length.{edit}", date)
         _write(root, f"/posts/p-{i}.html", page)
         urls.append((f"/posts/p-{i}.html", date))
     for j, members in tags.items():
@@ -208,6 +212,21 @@ def test_lists_dated_by_their_newest_post_are_not_condemned_for_it(tmp_path, db_
     assert lists["changed"] == lists["lastmod_advanced"] > 0  # their listing changed with it
     codes = {r["code"] for r in second["reasons"]}
     assert not codes & {"lastmod-without-change", "changed-without-lastmod", "generation-time"}
+
+
+def test_lists_whose_date_moved_with_an_edited_child_are_judged_as_lists(tmp_path, db_url):
+    build_hugo(tmp_path / "v1", 0)
+    build_hugo(tmp_path / "v2", 0, edited=range(TAGS // 2))  # half the tags' newest post
+    with LoopbackServer(root=tmp_path / "v1") as server:
+        _audit(server.origin, db_url)
+        server.root = tmp_path / "v2"
+        second = _audit(server.origin, db_url)
+    (lists,) = [s for s in second["segments"] if s.get("group", {}).get("pattern") == "/tags/*"]
+    assert lists["verdict"] != "untrusted"
+    assert lists["lastmod_advanced"] == lists["changed"]  # moved dates of unchanged lists
+    codes = {r["code"] for r in second["reasons"] if r.get("segment") == lists["sitemap"]}
+    assert "lastmod-without-change" not in codes
+    assert second["changes"]["ambiguous"] > 0  # counted apart, neither way
 
 
 def test_the_report_shows_which_pages_decided(tmp_path, db_url):

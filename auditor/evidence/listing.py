@@ -1,0 +1,63 @@
+"""What a page lists: the links in its content area (touches nothing: no network, disk
+or database).
+
+A list page (a tag, a category, the home page, a paginated archive) is dated by many
+generators with its newest child's date (Hugo's ``.Lastmod`` of a list, WordPress
+plugins' term sitemaps). Its lastmod then moves when a child is edited, while the list
+itself (titles and links) may not. To tell that from a build stamp, the audit looks its
+links up in the inventory (:mod:`auditor.sampler.children`); this module only reads them.
+
+The content area is the body without its frame: links inside ``nav``, ``aside``,
+``menu``, and a ``header`` or ``footer`` outside an article are the site's menus, the
+same on every page. Links are resolved against the page's URL, their fragment dropped,
+duplicates removed, at most :data:`MAX_LINKS` kept (in document order).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin, urlsplit
+
+from lxml import etree
+
+__all__ = ["MAX_LINKS", "content_links"]
+
+#: Links kept per page: a list page shows tens to a few hundred children; a page with
+#: thousands of links (a sitemap page, an archive of everything) is not judged as a list.
+MAX_LINKS = 500
+_CONTENT_HREFS = etree.XPath(
+    "//body//a[@href][not(ancestor::nav or ancestor::aside or ancestor::menu"
+    " or ancestor::header[not(ancestor::article)]"
+    " or ancestor::footer[not(ancestor::article)])]/@href"
+)
+
+
+def content_links(tree: etree._Element, page_url: str) -> tuple[str, ...]:
+    """The absolute http(s) URLs the page's content area links to (module docstring),
+    its own URL left out; empty when it holds more than :data:`MAX_LINKS`."""
+    found = _CONTENT_HREFS(tree)
+    if not isinstance(found, list):
+        return ()
+    own = page_url.partition("#")[0]
+    links: dict[str, None] = {}
+    for href in found:
+        url = _absolute(str(href), page_url)
+        if url is None or url == own:
+            continue
+        links[url] = None
+        if len(links) > MAX_LINKS:
+            return ()
+    return tuple(links)
+
+
+def _absolute(href: str, page_url: str) -> str | None:
+    """``href`` resolved against ``page_url``, without its fragment; None when it is no
+    http(s) URL (``mailto:``, ``javascript:``, a bare fragment) or does not parse."""
+    href = href.strip()
+    if not href or href.startswith("#"):
+        return None
+    try:
+        url = urljoin(page_url, href).partition("#")[0]
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError:
+        return None
+    return url if scheme in ("http", "https") else None
