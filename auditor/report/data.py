@@ -82,7 +82,8 @@ def _coverage(history: History, site: str) -> dict[str, Any] | None:
 def page_evidence(pages: list[PageObservation], previous: list[PageObservation]) -> dict[str, str]:
     """What each sampled page said of lastmod, by loc, as the verdict counted it: ``for``
     or ``against`` (its credible date, its change against lastmod's move since the
-    previous run), ``ambiguous`` (lastmod moved with only the page's own frame), or
+    previous run), ``ambiguous`` (lastmod moved with only the page's own frame or a
+    list's child, or a marginal change it did not follow), or
     nothing. The pages marked ``against`` are those that decided a contrary verdict."""
     from auditor.scorer.window import page_tallies
 

@@ -17,10 +17,17 @@ from auditor.evidence import Fetch, compare_runs
 from auditor.evidence.runs import template_change
 from auditor.scorer.result import PageObservation, Reason
 
-__all__ = ["TEMPLATE_CHANGE", "compare_pages", "template_notes"]
+__all__ = ["MARGINAL_SHARE", "TEMPLATE_CHANGE", "compare_pages", "is_marginal", "template_notes"]
 
 #: The note a result carries when the site's template changed between runs.
 TEMPLATE_CHANGE = "template-change"
+#: A change confined to under this share of a page's main-content words is marginal: a
+#: changed block counts all its words, so 2% is one 20-word line of a 1,000-word article
+#: (a byline, a reading time, a counter, a fixed typo), while a paragraph added or
+#: rewritten is well above it. Google asks lastmod to move on significant changes; a
+#: lastmod that stays put on a marginal one is neither right nor wrong
+#: (:func:`auditor.scorer.tally._count_change`).
+MARGINAL_SHARE = 0.02
 
 
 def compare_pages(
@@ -75,3 +82,10 @@ def _fetches(pages: Sequence[PageObservation]) -> list[Fetch]:
         Fetch(p.loc, p.sitemap, p.fp_exact if p.ok else None, p.fp_simhash, p.fp_blocks)
         for p in pages
     ]
+
+
+def is_marginal(page: PageObservation) -> bool:
+    """True when the page's change since the previous run is marginal: its main content
+    changed in under :data:`MARGINAL_SHARE` of its words."""
+    share = page.change_share
+    return bool(page.content_changed) and share is not None and share < MARGINAL_SHARE

@@ -15,7 +15,7 @@ from auditor.evidence.credibility import (
     MIN_SHARED_SHARE,
     RENDER_TIME_WINDOW,
 )
-from auditor.scorer.changes import compare_pages, is_compared
+from auditor.scorer.changes import compare_pages, is_compared, is_marginal
 from auditor.scorer.result import PageObservation
 
 if TYPE_CHECKING:
@@ -243,7 +243,9 @@ def _count_change(
     the site's template is left out; pages compared before it existed use the exact hash.
     A page whose lastmod advanced while only its own template differed (not the site's),
     or a list page whose lastmod advanced to its newest child's date while its list did
-    not change (:func:`dated_by_a_child`), is ambiguous: counted apart, neither way."""
+    not change (:func:`dated_by_a_child`), is ambiguous: counted apart, neither way; so is
+    a marginal change (:data:`~auditor.scorer.changes.MARGINAL_SHARE`) lastmod did not
+    follow."""
     if before.fp_exact is None or now.fp_exact is None:
         return
     if _too_coarse(before, now):
@@ -257,6 +259,9 @@ def _count_change(
     own_frame = bool(now.template_changed) and not template_wide
     if advanced and not changed and (own_frame or dated_by_a_child(now)):
         tally.ambiguous += 1
+        return
+    if changed and not advanced and is_marginal(now):
+        tally.ambiguous += 1  # a line's change that lastmod need not follow
         return
     tally.compared += 1
     tally.changed += changed

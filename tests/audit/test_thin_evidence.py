@@ -2,8 +2,9 @@
 
 - posts whose lastmod, ``dateModified`` and ``datePublished`` all repeat the publish
   date: their agreement says nothing of whether lastmod follows an update;
-- an honest site whose re-fetched pages changed only in their template: no verdict
-  against lastmod on that alone.
+- an honest site whose re-fetched pages changed only in their template, or in a line
+  (a byline under :data:`~auditor.scorer.changes.MARGINAL_SHARE` of their words): no
+  verdict against lastmod on that alone.
 """
 
 from __future__ import annotations
@@ -99,3 +100,47 @@ def test_a_page_whose_frame_alone_moved_is_no_evidence_either_way(tmp_path, db_u
     assert second["verdict"] != "untrusted"
     assert second["changes"]["ambiguous"] == 4
     assert "lastmod-without-change" not in {r["code"] for r in second["reasons"]}
+
+
+def _essay(i: int, byline: str) -> str:
+    """A 1,200-word essay dated by its own update (published earlier), with a byline."""
+    paragraphs = "".join(
+        "<p>" + " ".join(f"w{i}x{k}y{n}" for n in range(60)) + ".</p>" for k in range(20)
+    )
+    date = f"2026-0{1 + i % 9}-{1 + i % 28:02d}T09:00:00Z"
+    data = (
+        '<script type="application/ld+json">{"@type": "BlogPosting", '
+        f'"datePublished": "2025-01-01T09:00:00Z", "dateModified": "{date}"}}</script>'
+    )
+    return (
+        f"<html><head><title>Essay {i}</title>{data}</head><body><main><article>"
+        f"<h1>Essay {i}</h1><p>{byline}</p>{paragraphs}</article></main></body></html>"
+    )
+
+
+def build_essays(root: Path, retouched: range = range(0)) -> None:
+    """An honest blog of long essays; ``retouched``: essays whose byline was corrected,
+    lastmod left as it was."""
+    urls = []
+    for i in range(POSTS):
+        byline = "Filed under essays by Jane" + (" Doe, editor" if i in retouched else "")
+        (root / "essays").mkdir(parents=True, exist_ok=True)
+        (root / "essays" / f"e-{i}.html").write_text(_essay(i, byline))
+        date = f"2026-0{1 + i % 9}-{1 + i % 28:02d}T09:00:00Z"
+        urls.append(
+            f"<url><loc>{{{{origin}}}}/essays/e-{i}.html</loc><lastmod>{date}</lastmod></url>"
+        )
+    (root / "sitemap.xml").write_text(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{"".join(urls)}</urlset>'
+    )
+
+
+def test_a_marginal_change_lastmod_did_not_follow_condemns_nothing(tmp_path, db_url):
+    build_essays(tmp_path / "v1")
+    build_essays(tmp_path / "v2", retouched=range(0, POSTS, 4))  # 10 bylines corrected
+    first, second = _twice(tmp_path, db_url, tmp_path / "v2")
+
+    assert first["verdict"] == "trusted"
+    assert second["verdict"] != "untrusted"
+    assert second["changes"]["ambiguous"] > 0 and second["changes"]["changed"] == 0
+    assert "changed-without-lastmod" not in {r["code"] for r in second["reasons"]}
