@@ -10,7 +10,8 @@
 directory, a branch or commit each, ``--subdir`` the folder holding the build, or
 ``COMMIT:FOLDER`` for a commit whose build sits elsewhere) into
 ``FOLDER/v1``, ``v2``...; in every ``.xml`` file and ``robots.txt`` the site's origin is
-replaced by ``{{origin}}``. Nothing of the site is kept in this repository.
+replaced by ``{{origin}}``, and in every ``.html`` file (so that absolute links lead to the
+replay's server). Nothing of the site is kept in this repository.
 
 The second form audits ``FOLDER/<run>`` for each of ``--runs`` in turn (default
 ``v1,v2``) on one loopback server: a URL ending in ``/`` is served its ``index.html``,
@@ -258,8 +259,10 @@ def prepare(args: argparse.Namespace) -> int:
         tree = commit if subdir in ("", ".") else f"{commit}:{subdir}"
         missing = extract(args.git_dir, tree, into)
         origin = re.compile(re.escape(args.origin.rstrip("/")).encode())
-        for xml in [*into.rglob("*.xml"), *into.glob("robots.txt")]:
-            xml.write_bytes(origin.sub(b"{{origin}}", xml.read_bytes()))
+        # the pages too: their absolute links then lead to the replay's server, as the
+        # real ones led to the site (a list page's children are looked up by its links)
+        for text in [*into.rglob("*.xml"), *into.glob("robots.txt"), *into.rglob("*.html")]:
+            text.write_bytes(origin.sub(b"{{origin}}", text.read_bytes()))
         date = subprocess.run(
             ["git", f"--git-dir={args.git_dir}", "log", "-1", "--format=%h %cI", commit],
             check=True,
