@@ -75,8 +75,8 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
         "--contact",
         default=os.environ.get("AUDITOR_CONTACT", DEFAULT_CONTACT),
         metavar="URL",
-        help="contact URL or e-mail put in the User-Agent (default: $AUDITOR_CONTACT or the "
-        "project page)",
+        help="contact URL or e-mail put in the User-Agent, so that a site can reach whoever "
+        "runs the crawl (default: $AUDITOR_CONTACT, else none)",
     )
     parser.add_argument(
         "--proxy",

@@ -62,6 +62,14 @@ EXIT_SIGINT, EXIT_SIGTERM = EXIT_INTERRUPTED, 143  # 128 + the signal, as shells
 REPORT_POLICIES = ("changed", "all", "none")
 
 
+#: Said once on stderr by a fleet run without ``--contact``: its User-Agent names auditor
+#: alone, and the sites it crawls cannot reach whoever runs it.
+NO_CONTACT = (
+    "auditor: no --contact given (nor $AUDITOR_CONTACT): the User-Agent names auditor"
+    " alone, and the sites cannot reach whoever runs this crawl\n"
+)
+
+
 def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = True) -> None:
     """--sites (for audit), --concurrency, --cluster (and its TLS certificates) and
     --site-timeout."""
@@ -164,6 +172,8 @@ def run_fleet(
     plan = _planned(args, found, history)
     if plan is not None:
         found = found.only(plan.todo)
+    if not args.contact:
+        sys.stderr.write(NO_CONTACT)
     display = _display(len(found), args)
     outcomes: list[Any] = []  # what the summary reads of each site done
     status, stopped = EXIT_OK, None

@@ -74,7 +74,10 @@ DEFAULT_RETRIES = 2
 #: A Retry-After longer than this is not waited for: the failure is returned (so is
 #: one that would end past the request's deadline).
 DEFAULT_MAX_RETRY_WAIT = 60.0
-DEFAULT_CONTACT = "https://github.com/auditor-project/auditor"
+#: No contact: the User-Agent then names auditor and its version only. auditor has no
+#: project page a site's administrator could write to about someone else's crawl; whoever
+#: runs it says how to reach them with ``--contact`` (a URL or an e-mail address).
+DEFAULT_CONTACT = ""
 #: Accept headers: what the walker asks for, and what the sampler asks for.
 SITEMAP_ACCEPT = "application/xml,text/xml,text/plain,*/*;q=0.8"
 PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
@@ -116,8 +119,9 @@ class HttpOptions:
 
     @property
     def user_agent(self) -> str:
-        """The User-Agent header: tool, version and contact."""
-        return f"auditor/{__version__} (+{self.contact})"
+        """The User-Agent header: tool and version, and the contact when one is given."""
+        tool = f"auditor/{__version__}"
+        return f"{tool} (+{self.contact})" if self.contact else tool
 
     @property
     def described(self) -> str:

@@ -65,6 +65,7 @@ def test_audit_of_a_crawl_list_streams_json_lines_and_sums_up(db, tmp_path, caps
     assert {r["verdict"] for r in lines} <= {"trusted", "untrusted", "inconclusive"}
     assert all(r["report"] is None for r in lines)  # first runs: no verdict changed
     assert "2 of 2 sites done" in err and "0 failed" in err
+    assert err.count("no --contact given") == 1  # said once, for the whole fleet
     assert "reports: 0 drawn (--reports changed" in err
     assert "fleet index: reports/index.html" in err and Path("reports/index.html").is_file()
     with History.open(db) as history:
@@ -87,7 +88,7 @@ def test_progress_lines_and_the_summary_count_the_pages_fetched(db, capsys):
     try:
         code = main(
             ["audit", *(s.origin for s in servers), "--db", db, "--delay", "0.05",
-             "--sample", "6", "--concurrency", "2"]
+             "--sample", "6", "--concurrency", "2", "--contact", "mailto:ops@example.org"]
         )  # fmt: skip
         out, err = capsys.readouterr()
         served = sum(_pages_served(s) for s in servers)
@@ -102,6 +103,7 @@ def test_progress_lines_and_the_summary_count_the_pages_fetched(db, capsys):
     counts = [int(re.search(r", (\d+) pages fetched, ", line)[1]) for line in lines]
     assert counts == sorted(counts) and counts[-1] == served
     assert "3 of 3 sites done, 0 in flight" in lines[-1]
+    assert "no --contact given" not in err
     assert served >= 12  # each site's pages were asked for (sample 6; no-lastmod fetches fewer)
     assert "3 of 3 sites done: " in out and f"; {served} pages fetched in all" in out
 
