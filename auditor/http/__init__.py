@@ -1,56 +1,40 @@
-"""The one door to the network: deadlines, byte caps, gzip, redirects and retries.
+"""The one door to the network: every request auditor makes goes through
+:class:`~auditor.http.client.HttpClient` (touches the network; nothing else).
 
-Every request auditor makes goes through :class:`HttpClient`:
-
-- a **total** deadline per request: ``timeout`` bounds one :meth:`HttpClient.get`
-  whole, connect to last byte, redirects, retries and their waits included. A
-  watchdog shuts the socket down when it expires, so a server that drips a byte
-  a second (headers or body) cannot hold a request past it, and a body it cuts
-  off is a ``timeout``, never a complete read;
-- the body is streamed, never read whole, and capped (``max_bytes`` after
-  decompression): :class:`Body` stops at the cap and says so;
-- gzip is judged by the magic bytes ``1f 8b``, whatever the name, and
-  ``Content-Encoding: gzip``/``deflate``/``br``/``zstd`` is decoded here too, all
-  capped; another coding is ``unsupported-encoding``, never parsed;
-- hosts are keyed, and requested, in one spelling (:mod:`auditor.http.hosts`): IDNA,
-  case, the trailing dot, IPv6 literals, the default port;
-- requests leave through ``HttpOptions.proxy`` or the environment's proxy
-  (:mod:`auditor.http.proxy`), with the user's ``HttpOptions.headers`` added
-  (:mod:`auditor.http.extra_headers`: never a User-Agent, values never logged);
-- redirects are followed by hand: at most ``max_redirects``, and only within
-  the origin (:func:`same_origin`: scheme, host and port, or the ``https``
-  upgrade of the same host); any other is returned as a failure, not followed.
-  A caller may refuse more (``may_follow``, e.g. robots.txt): each target is
-  asked about before it is requested;
-- 429 and 5xx are retried a bounded number of times with backoff, honouring
-  ``Retry-After``, as long as the wait ends before the deadline.
-
-Failures come back as :class:`FetchFailure` values, never as exceptions.
+The rooms: :mod:`~auditor.http.client` (the client: deadlines, byte caps, redirects,
+retries), :mod:`~auditor.http.body` (streamed, capped bodies; local files),
+:mod:`~auditor.http.codings` (gzip, deflate, br, zstd), :mod:`~auditor.http.deadline`
+(the per-request watchdog), :mod:`~auditor.http.hosts` (one spelling per host),
+:mod:`~auditor.http.proxy` and :mod:`~auditor.http.extra_headers` (how requests leave),
+:mod:`~auditor.http.conditional` (validators), :mod:`~auditor.http.walls` (bot walls).
+This package exports the client's public names, as it always has.
 """
 
-from __future__ import annotations
-
-import email.utils
-import logging
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from urllib.parse import SplitResult, urljoin, urlsplit
-
-import requests
-
-from auditor import __version__
-from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_as_it_arrives, read_local_file
-from auditor.http.codings import ACCEPT_ENCODING
+from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_local_file
+from auditor.http.client import (
+    DEFAULT_CONTACT,
+    DEFAULT_MAX_REDIRECTS,
+    DEFAULT_MAX_RETRY_WAIT,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    PAGE_ACCEPT,
+    SITEMAP_ACCEPT,
+    FetchFailure,
+    HttpClient,
+    HttpOptions,
+    MayFollow,
+    Response,
+    retry_after_seconds,
+    same_origin,
+)
 from auditor.http.conditional import conditional_headers
-from auditor.http.deadline import Deadline, WatchedAdapter, current_request
-from auditor.http.extra_headers import check_header
-from auditor.http.hosts import host_key, request_url
-from auditor.http.proxy import ProxyChooser, ca_bundle, check_proxy, masked
 
 __all__ = [
+    "DEFAULT_CONTACT",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_REDIRECTS",
+    "DEFAULT_MAX_RETRY_WAIT",
+    "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "PAGE_ACCEPT",
     "SITEMAP_ACCEPT",
@@ -58,407 +42,10 @@ __all__ = [
     "FetchFailure",
     "HttpClient",
     "HttpOptions",
+    "MayFollow",
     "Response",
     "conditional_headers",
     "read_local_file",
     "retry_after_seconds",
     "same_origin",
 ]
-
-#: Total seconds one request may take, connect to last byte, its redirects,
-#: retries and their waits included.
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_REDIRECTS = 5
-#: Retries after the first attempt, for 429 and 5xx only.
-DEFAULT_RETRIES = 2
-#: A Retry-After longer than this is not waited for: the failure is returned (so is
-#: one that would end past the request's deadline).
-DEFAULT_MAX_RETRY_WAIT = 60.0
-#: No contact: the User-Agent then names auditor and its version only. auditor has no
-#: project page a site's administrator could write to about someone else's crawl; whoever
-#: runs it says how to reach them with ``--contact`` (a URL or an e-mail address).
-DEFAULT_CONTACT = ""
-#: Accept headers: what the walker asks for, and what the sampler asks for.
-SITEMAP_ACCEPT = "application/xml,text/xml,text/plain,*/*;q=0.8"
-PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_log = logging.getLogger(__name__)
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-#: Asked about each redirect target before it is requested: None to follow it, or the
-#: reason not to (the request then ends in a ``refused`` FetchFailure).
-MayFollow = Callable[[str], str | None]
-
-
-@dataclass(frozen=True)
-class HttpOptions:
-    """How the client behaves; every field has a named default."""
-
-    timeout: float = DEFAULT_TIMEOUT
-    max_bytes: int = DEFAULT_MAX_BYTES
-    max_redirects: int = DEFAULT_MAX_REDIRECTS
-    retries: int = DEFAULT_RETRIES
-    backoff: float = 1.0
-    max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
-    contact: str = DEFAULT_CONTACT
-    accept: str = SITEMAP_ACCEPT
-    #: Every request through this proxy (``http://``, ``https://``, ``socks5://``,
-    #: ``socks5h://``; see :mod:`auditor.http.proxy`); None: the environment's, if any.
-    proxy: str | None = field(default=None, repr=False)
-    #: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` honoured when no
-    #: ``proxy`` is given.
-    env_proxy: bool = True
-    #: ``(name, value)`` pairs sent on every request (cookies, a partner's API key): never
-    #: a User-Agent (see :mod:`auditor.http.extra_headers`); the values never logged.
-    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-
-    def __post_init__(self) -> None:
-        if self.proxy is not None:
-            check_proxy(self.proxy)
-        object.__setattr__(self, "headers", tuple(check_header(*h) for h in self.headers))
-
-    @property
-    def user_agent(self) -> str:
-        """The User-Agent header: tool and version, and the contact when one is given."""
-        tool = f"auditor/{__version__}"
-        return f"{tool} (+{self.contact})" if self.contact else tool
-
-    @property
-    def described(self) -> str:
-        """How requests leave, for a log line: the proxy (password masked) and the names
-        of the added headers, never their values."""
-        if self.proxy:
-            via = masked(self.proxy)
-        else:
-            via = "the environment's proxy, if any" if self.env_proxy else "no proxy"
-        names = ", ".join(name for name, _ in self.headers) or "none"
-        return f"via {via}; added headers: {names}"
-
-
-@dataclass(frozen=True)
-class FetchFailure:
-    """A request that produced no usable response, with a walker problem code."""
-
-    url: str
-    code: str  # http-error | timeout | redirect | too-many-redirects | refused (by may_follow)
-    detail: str
-    status: int | None = None
-
-
-@dataclass
-class Response:
-    """A response whose headers are read and whose body is waiting to be streamed."""
-
-    url: str  # the URL asked for
-    final_url: str  # after redirects on the origin
-    status: int
-    headers: dict[str, str]
-    fetched_at: datetime
-    body: Body
-    redirects: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True for a 2xx status."""
-        return 200 <= self.status < 300
-
-    def header(self, name: str) -> str | None:
-        """A header's value by case-insensitive name, or None."""
-        return self.headers.get(name.lower())
-
-    def close(self) -> None:
-        """Release the connection without reading the body."""
-        self.body.close()
-
-
-class HttpClient:
-    """The requests Session auditor uses, with deadlines, caps, redirects and retries.
-
-    ``clock`` and ``sleep`` (a monotonic clock and the retry waits) can be replaced,
-    together, so that a test's recorded waits count against the deadline.
-    """
-
-    def __init__(
-        self,
-        options: HttpOptions | None = None,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.options = options or HttpOptions()
-        self.session = requests.Session()
-        adapter = WatchedAdapter(pool_connections=4, pool_maxsize=8, max_retries=0)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
-        self.session.trust_env = False  # the environment is read explicitly (proxy.py)
-        self.session.verify = ca_bundle()
-        self.session.headers.update(
-            {
-                "User-Agent": self.options.user_agent,
-                "Accept-Encoding": ACCEPT_ENCODING,
-                "Accept": self.options.accept,
-            }
-        )
-        self.session.headers.update(dict(self.options.headers))
-        _log.debug("HTTP client: %s", self.options.described)
-        self._clock = clock
-        self._proxies = ProxyChooser(self.options.proxy, env=self.options.env_proxy)
-        self._sleep = sleep
-
-    def close(self) -> None:
-        """Close every pooled connection."""
-        self.session.close()
-
-    def __enter__(self) -> HttpClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def get(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        may_follow: MayFollow | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Response | FetchFailure:
-        """GET ``url``, retrying 429/5xx; the body is left to stream.
-
-        One deadline, ``timeout`` seconds from now, bounds it all: every attempt and
-        redirect, every retry wait, and the body's read. A wait that would not end
-        before the deadline is not taken: the last answer stands. ``may_follow`` is
-        asked about each redirect target before it is requested (see :data:`MayFollow`).
-        ``headers`` are added to every attempt and hop of this request only (e.g.
-        :func:`conditional_headers`).
-        """
-        cap = self.options.max_bytes if max_bytes is None else max_bytes
-        ends_at = self._clock() + self.options.timeout
-        extra = dict(headers) if headers else None
-        attempt = 0
-        while True:
-            result = self._get_following_redirects(url, cap, ends_at, may_follow, extra)
-            wait = self._retry_wait(result, attempt, ends_at - self._clock())
-            if wait is None:
-                return result
-            assert isinstance(result, Response)
-            result.close()
-            _log.info(
-                "HTTP %d from %s: retry %d of %d in %g s (Retry-After %s, backoff %g s)",
-                result.status,
-                url,
-                attempt + 1,
-                self.options.retries,
-                wait,
-                result.header("retry-after") or "none",
-                self.options.backoff * (2**attempt),
-            )
-            self._sleep(wait)
-            attempt += 1
-
-    def _retry_wait(
-        self, result: Response | FetchFailure, attempt: int, remaining: float
-    ) -> float | None:
-        if not isinstance(result, Response) or attempt >= self.options.retries:
-            return None
-        if result.status != 429 and result.status < 500:
-            return None
-        backoff = self.options.backoff * (2**attempt)
-        asked = retry_after_seconds(result.header("retry-after"))
-        wait = backoff if asked is None else max(asked, backoff)
-        if wait > self.options.max_retry_wait:
-            _log.info(
-                "HTTP %d from %s: not retried, a wait of %g s is over the %g s cap",
-                result.status,
-                result.url,
-                wait,
-                self.options.max_retry_wait,
-            )
-        return None if wait > self.options.max_retry_wait or wait >= remaining else wait
-
-    def _get_following_redirects(
-        self,
-        url: str,
-        cap: int,
-        ends_at: float,
-        may_follow: MayFollow | None,
-        headers: dict[str, str] | None = None,
-    ) -> Response | FetchFailure:
-        seen = [url]
-        current = url
-        for _ in range(self.options.max_redirects + 1):
-            result = self._get_once(current, ends_at, cap, headers)
-            if isinstance(result, FetchFailure):
-                _log.info("GET %s failed: %s: %s", current, result.code, result.detail)
-                return result
-            if result.status not in _REDIRECT_STATUSES:
-                result.url, result.redirects = url, seen[1:]
-                return result
-            result.close()
-            status = result.status
-            target = _redirect_target(current, result.header("location") or "")
-            if target is None:
-                detail = f"{status} to a Location that is not a URL: {result.header('location')!r}"
-                return FetchFailure(url, "http-error", detail[:300], status)
-            if (reason := _off_origin(current, target)) is not None:
-                return FetchFailure(url, "redirect", f"{status} {reason}: {target}", status)
-            if may_follow is not None and (reason := may_follow(target)) is not None:
-                return FetchFailure(url, "refused", reason, status)
-            if target in seen:
-                return FetchFailure(url, "too-many-redirects", f"redirect loop via {target}")
-            seen.append(target)
-            _log.debug("following HTTP %d from %s to %s", status, current, target)
-            current = target
-        return FetchFailure(
-            url, "too-many-redirects", f"more than {self.options.max_redirects} redirects"
-        )
-
-    def before_send(self, url: str, remaining: float) -> FetchFailure | None:
-        """Called right before each attempt of a request goes out (the first, each
-        redirect hop, each retry), ``remaining`` seconds before its deadline; a failure
-        returned is the attempt's answer. Nothing here; a subclass may wait (the fleet's
-        client makes sure its host's turn still holds)."""
-        return None
-
-    def _get_once(
-        self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None = None
-    ) -> Response | FetchFailure:
-        refused = self.before_send(url, ends_at - self._clock())
-        if refused is not None:
-            return refused
-        remaining = ends_at - self._clock()
-        if remaining <= 0:
-            return FetchFailure(url, "timeout", self._timeout_detail())
-        deadline = Deadline(remaining)
-        current_request.deadline = deadline
-        started = time.monotonic()
-        received: list[requests.Response] = []  # to close a response requests chokes on
-        try:
-            resp = self.session.get(
-                request_url(url),
-                headers=headers,
-                proxies=self._proxies(url),
-                stream=True,
-                allow_redirects=False,
-                timeout=(remaining, remaining),
-                hooks={"response": lambda r, *_args, **_kw: received.append(r)},
-            )
-        except requests.RequestException as exc:
-            deadline.cancel()
-            if deadline.expired or isinstance(exc, requests.Timeout):
-                return FetchFailure(url, "timeout", self._timeout_detail())
-            return FetchFailure(url, "http-error", f"connection failed: {_short(exc)}")
-        except ValueError as exc:  # requests parses a redirect's Location even unfollowed
-            deadline.cancel()
-            for response in received:
-                response.close()
-            return FetchFailure(url, "http-error", f"unusable response: {_short(exc)}")
-        except BaseException:
-            deadline.cancel()
-            raise
-        finally:
-            current_request.deadline = None
-        headers = {k.lower(): v for k, v in resp.headers.items()}
-        body = Body(
-            read_as_it_arrives(resp.raw),
-            content_encoding=headers.get("content-encoding", ""),
-            max_bytes=cap,
-            deadline=deadline,
-            on_close=lambda complete: _done(url, resp, body, started, complete),
-        )
-        return Response(url, url, resp.status_code, headers, datetime.now(UTC), body)
-
-    def _timeout_detail(self) -> str:
-        return f"no response within {self.options.timeout:g} s"
-
-
-def _release(resp: requests.Response, complete: bool) -> None:
-    """Give a fully read connection back to the pool; close one left mid-body."""
-    if complete:
-        resp.raw.release_conn()
-    else:
-        resp.close()
-
-
-def _done(url: str, resp: requests.Response, body: Body, started: float, complete: bool) -> None:
-    """The body is done with: release the connection and log the request."""
-    _release(resp, complete)
-    if not _log.isEnabledFor(logging.INFO):
-        return
-    read = f"{body.bytes_read:,} bytes"  # as handed out, after decompression
-    if body.problem is not None:
-        read += f", stopped: {body.problem[0]}"
-    elif not complete:
-        read = f"{read} (not read to the end)" if body.bytes_read else "body not read"
-    elapsed = time.monotonic() - started
-    _log.info("GET %s -> %d, %s, %.3f s", url, resp.status_code, read, elapsed)
-
-
-def same_origin(base: str, target: str) -> bool:
-    """True when ``target`` is on ``base``'s origin: the same scheme, host and port.
-
-    One step counts as staying: the ``https`` upgrade of the same host name on the
-    default ports (``http://h/`` or ``http://h:80/`` to ``https://h/``), the way sites
-    move to TLS; it gives nothing up. The reverse, a downgrade to plain ``http``,
-    never does, and another port is another origin.
-    """
-    return _off_origin(base, target) is None
-
-
-def _redirect_target(current: str, location: str) -> str | None:
-    """The absolute URL a ``Location`` points at, or None when it cannot be parsed
-    (an unclosed IPv6 bracket, a port that is not a number)."""
-    try:
-        target = urljoin(current, location)
-        urlsplit(target).port  # noqa: B018 - validates the host and port
-    except ValueError:
-        return None
-    return target
-
-
-def _off_origin(base: str, target: str) -> str | None:
-    """Why ``target`` is not on ``base``'s origin (see :func:`same_origin`), or None."""
-    a, b = urlsplit(base), urlsplit(target)
-    if b.scheme not in _DEFAULT_PORTS:
-        return "to a URL that is not http(s)"
-    if not b.hostname or host_key(a.hostname or "") != host_key(b.hostname):
-        return "to another host"
-    if a.scheme == "https" and b.scheme == "http":
-        return "from https down to http (never followed)"
-    ports = _port(a), _port(b)
-    if a.scheme == b.scheme and ports[0] == ports[1] and ports[0] is not None:
-        return None
-    if (a.scheme, b.scheme, *ports) == ("http", "https", 80, 443):
-        return None  # the upgrade to TLS on the default ports
-    return "to another port"
-
-
-def _port(parts: SplitResult) -> int | None:
-    try:
-        return parts.port or _DEFAULT_PORTS.get(parts.scheme)
-    except ValueError:  # not a number, or out of range
-        return None
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks for (delta seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    for marker in ("Connection refused", "Name or service not known", "timed out", "reset"):
-        if marker in text:
-            return marker
-    return type(exc).__name__ if len(text) > 200 else text
