@@ -125,7 +125,7 @@ def test_a_real_walk_loads_no_heavy_library():
 
 
 #: What `auditor walk` does not need: the audit, history and fleet command lines.
-AUDIT_MACHINERY = ("auditor.cli_audit", "auditor.cli_db", "auditor.cli_fleet", "auditor.history")
+AUDIT_MACHINERY = ("auditor.cli.audit", "auditor.cli.db", "auditor.cli.fleet", "auditor.history")
 
 
 def test_walk_help_starts_without_the_audit_machinery():

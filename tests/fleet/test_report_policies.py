@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import pytest
 
 from auditor.cli import main
-from auditor.cli_fleet import wants_report
+from auditor.cli.fleet import wants_report
 from auditor.demo.server import SiteServer
 from auditor.history import History
 from auditor.report import site_slug

@@ -6,6 +6,8 @@ history and fleet command lines are not even imported).
 
 Exit codes (contract): 0 the command did its job, 1 it could not (e.g. no
 sitemap readable at all), 2 usage error.
+
+Touches: the network, the database, the disk.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor import __version__
-from auditor.cli_args import (
+from auditor.cli.args import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -52,10 +54,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_walk(commands)
     if only != "walk":
-        from auditor.cli_audit import add_audit_commands
-        from auditor.cli_coverage import add_coverage_command
-        from auditor.cli_db import add_db_commands
-        from auditor.cli_plan import add_plan_commands
+        from auditor.cli.audit import add_audit_commands
+        from auditor.cli.coverage import add_coverage_command
+        from auditor.cli.db import add_db_commands
+        from auditor.cli.plan import add_plan_commands
 
         _add_inspect(commands)
         _add_page_command(commands)

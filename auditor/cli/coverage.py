@@ -2,6 +2,8 @@
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from auditor.cli_args import EXIT_OK, add_db_option
+from auditor.cli.args import EXIT_OK, add_db_option
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:
@@ -81,7 +83,7 @@ def _check(history: History, site: str, args: argparse.Namespace) -> CoverageRes
 
     if args.crawled is None:
         return check_coverage(history, site)
-    from auditor.cli_plan import log_records, open_log
+    from auditor.cli.plan import log_records, open_log
     from auditor.crawl.logfile import detect_format
 
     source = args.crawled

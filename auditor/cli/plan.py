@@ -2,6 +2,8 @@
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
+
+Touches: the network, the database, the disk.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
-from auditor.cli_args import (
+from auditor.cli.args import (
     EXIT_FAILED,
     EXIT_OK,
     add_db_option,

@@ -2,6 +2,8 @@
 it stopped early, how many sites finished, failed, were in flight and were never started,
 and how to pick up the rest. Text, and with ``--json`` one JSON object besides. Part of
 the CLI layer (prints).
+
+Touches: nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli_args import EXIT_INTERRUPTED
+from auditor.cli.args import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from auditor.fleet import FleetProgress, SiteFailure

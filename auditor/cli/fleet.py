@@ -9,6 +9,8 @@ the fleet index is refreshed, the summary says so, and the exit status is 130
 history unreachable past its reconnect window) ends it the same way, with an
 ``auditor:`` line saying why and exit status 1. ``audit --resume`` then audits only the
 sites of the crawl list that have no run of the fleet yet.
+
+Touches: the network, the database, the disk.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from auditor.cli_args import (
+from auditor.cli.args import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -32,7 +34,7 @@ from auditor.cli_args import (
     positive_float,
     positive_int,
 )
-from auditor.cli_summary import Tally, summary
+from auditor.cli.summary import Tally, summary
 from auditor.errors import AuditorError, HistoryError, UsageError
 from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
 from auditor.history.backend import RECONNECT_SECONDS

@@ -1,4 +1,7 @@
-"""Exit codes, argument types, option groups and progress shared by the CLI modules."""
+"""Exit codes, argument types, option groups and progress shared by the CLI modules.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

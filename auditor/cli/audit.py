@@ -3,6 +3,8 @@ report, export, demo. Heavy modules are imported by the command that needs them.
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
+
+Touches: the network, the database, the disk.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from auditor.cli_args import (
+from auditor.cli.args import (
     EXIT_FAILED,
     EXIT_OK,
     add_db_option,
@@ -27,7 +29,7 @@ from auditor.cli_args import (
     positive_int,
     progress_for,
 )
-from auditor.cli_fleet import add_fleet_options, is_fleet, run_fleet, sites_of
+from auditor.cli.fleet import add_fleet_options, is_fleet, run_fleet, sites_of
 from auditor.errors import UsageError
 from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS

@@ -2,13 +2,15 @@
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from auditor.cli_args import EXIT_OK, add_log_options, progress_for
+from auditor.cli.args import EXIT_OK, add_log_options, progress_for
 
 __all__ = ["add_db_commands"]
 
