@@ -20,6 +20,8 @@ The library API mirrors the command line::
         result = auditor.audit_site("https://example.com", history)
         for outcome in auditor.audit_fleet(["example.com", "example.org"], history):
             ...  # an AuditResult, saved, or a SiteFailure, as each site finishes
+
+Touches: nothing.
 """
 
 __version__ = "0.1.0"

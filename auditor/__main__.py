@@ -1,4 +1,7 @@
-"""``python -m auditor``."""
+"""``python -m auditor``: the command line, as the ``auditor`` script runs it.
+
+Touches: the network, the database, the disk.
+"""
 
 import sys
 

@@ -2,6 +2,8 @@
 
 ``auditor walk`` should not pay for pandas, lxml or matplotlib: a package lists
 what it re-exports and from where, and each name is imported on first use.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

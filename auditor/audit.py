@@ -6,6 +6,8 @@ stand apart: :func:`run_audit` reads no database (it is given the site's
 :class:`Previous` and returns an :class:`AuditBundle`), and :func:`save_audit` is
 the one write, so a fleet runs the first on its workers and the second where the
 history lives.
+
+Touches: the network, the database.
 """
 
 from __future__ import annotations

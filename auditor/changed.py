@@ -1,5 +1,8 @@
 """The recrawl list: what a crawler should fetch since a moment, honouring trust per segment
-(a sub-sitemap, or a group within one)."""
+(a sub-sitemap, or a group within one).
+
+Touches: the database.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ Exceptions are for what stops a whole command::
     ├── HistoryError          the history database cannot be used (damaged, newer, busy)
     │   └── HistoryLost       the connection to it was lost (PostgreSQL restarted, cut off)
     └── FleetStopped          a fleet cannot go on (its Dask scheduler was lost)
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""A first look at a target: its inventory and the dispersion of its lastmod values."""
+"""A first look at a target: its inventory and the dispersion of its lastmod values.
+
+Touches: the network, the disk.
+"""
 
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ Levels (what ``-v`` and ``-vv`` add):
   each sampled page skipped or not usable, robots.txt's policy;
 - DEBUG (``-vv``): the routine pauses between requests to a host (``--delay``,
   Crawl-delay), redirects followed, files listed twice and read once.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Values passed between pipeline stages."""
+"""Values passed between pipeline stages.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Plain-text renderings of results for the terminal (the CLI prints them)."""
+"""Plain-text renderings of results for the terminal (the CLI prints them).
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@
 the history's crawl record) and the audit's sample: listed URLs never crawled, URLs
 crawled but listed in no sitemap (orphans), URLs listed in several sub-sitemaps, and
 listed URLs that redirect, answer 4xx or 5xx, say noindex or name another canonical URL.
+
+Touches: nothing.
 """
 
 import typing

@@ -6,6 +6,8 @@ history's record of the crawler's fetches (``crawl_state``, what ``auditor crawl
 kept). The audit's latest sample counts as fetched too (statuses, noindex, canonical),
 not as crawled. The inventory is the freshest walk the history holds (the latest audit's,
 or a later plan's).
+
+Touches: the database.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ names what it shows:
   the page asks not to be indexed, or names another URL as canonical (after
   :func:`~auditor.evidence.indexing.normal_url`, a canonical naming the URL itself is not
   a finding).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

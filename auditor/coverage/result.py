@@ -1,5 +1,8 @@
 """A coverage check's result: counts per sub-sitemap with bounded examples, orphans,
-URLs listed in several sub-sitemaps; as JSON and as the tables of an export."""
+URLs listed in several sub-sitemaps; as JSON and as the tables of an export.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

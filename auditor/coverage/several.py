@@ -6,6 +6,8 @@ lists it again counts it (``duplicate-url``) and names the first
 each up in the inventory gives the file that listed it first: the pair. A URL a file
 repeats from itself is not listed in two files. When a file repeated more URLs than it
 names, the counts are of those named (``exact`` false).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ each, at most :data:`ORPHAN_MAX`), whatever the number of fetches read: a URL fe
 hundred times takes its slot once. A URL's latest fetch decides its findings (a later
 fetch that answers 200 clears an earlier 404); examples are kept for findings still
 standing, the first ones met, at most ``limit`` per sub-sitemap and finding.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ day. ``auditor crawled --backfill`` reads such a file twice:
 So a site audited once starts its second audit with weeks of observed changes behind
 the verdict (the crawl log's fetches within 90 days before its latest run count as
 pooled evidence), and each page's change rate with weeks of intervals.
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The fields of a crawl log's fetch (JSON Lines, CSV, and a WARC's own), read or
-named as a problem: :mod:`auditor.crawl.logfile` reads the files."""
+named as a problem: :mod:`auditor.crawl.logfile` reads the files.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -41,6 +41,8 @@ on; WARC: the record's number, counting every record) and is skipped; everything
 it is read. A line that is not UTF-8 is named (``bad-json``, or ``bad-row`` in a CSV) rather
 than decoded with replacement characters, which would hand out a URL or hash that was never
 in the log. Blank lines are skipped silently.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """JSON Lines and CSV crawl logs, read line by line in bounded memory (the formats are
-described in :mod:`auditor.crawl.logfile`)."""
+described in :mod:`auditor.crawl.logfile`).
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -22,6 +22,8 @@ A record at or before the URL's last recorded fetch is skipped (``already_record
 feeding the same log twice records it once. A URL of no audited site is counted
 (``unknown_site``) and ignored; one of an audited site listed in none of its sitemaps is
 recorded (it dates the copy) but is not evidence for any sub-sitemap.
+
+Touches: the database.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""What a crawler tells auditor about one fetch, and what went wrong reading its log."""
+"""What a crawler tells auditor about one fetch, and what went wrong reading its log.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

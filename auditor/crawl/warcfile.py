@@ -1,6 +1,9 @@
 """WARC crawl logs: records framed here (so reading goes on after damage), their
 headers parsed by warcio, bodies decoded as the audit decodes its own fetches (the
-format is described in :mod:`auditor.crawl.logfile`)."""
+format is described in :mod:`auditor.crawl.logfile`).
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@
 written under ``reports/demo/``. Each site lives on a simulated clock shared by its
 server and its audits: the second run is :data:`DEMO_GAP` after the first in the
 history, as a weekly re-verification would be, and lands at about the real time.
+
+Touches: the network, the database, the disk.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 The demo audits each site twice; on a simulated clock the two runs are days apart in
 the history (as a real site's re-verification would be), so change rates and
 re-verification intervals read as a real site's would, while the demo takes seconds.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ every request: when it arrived and when the server was done with it.
 :class:`LoopbackHTTPServer` answers with :mod:`http.server`: HTTP/1.1, no Nagle delay,
 quiet about clients that hang up early; a subclass says what a GET gets
 (:meth:`~LoopbackHTTPServer.answer`), usually through :func:`send`.
+
+Touches: the network.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Serving simulated sites on 127.0.0.1, one port (one origin) per site."""
+"""Serving simulated sites on 127.0.0.1, one port (one origin) per site.
+
+Touches: the network.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ it was created, when its content last changed (and its version), when its lastmo
 was last bumped. :meth:`SimulatedSite.tick` moves the clock on by a few days (or the
 step given) and changes some pages, as time passing would.
 How the sitemap and the pages report those facts is the site's behaviour.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ values are, how many carry the file's own generation moment, how many are
 unreadable, implausible or in the future, and, against an earlier walk, whether
 the values moved together. Each finding is a :class:`Flag` with its figure and
 threshold.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The dispersion analyser: a pure stage from an inventory to a DispersionReport."""
+"""The dispersion analyser: a pure stage from an inventory to a DispersionReport.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ Two things ``auditor inspect`` reports beside the lastmod figures:
   (:func:`publication_date_notes`). Such a file is reported as
   ``publication-date-right``: schedule its articles on their publication date, not on
   lastmod. A note, not a dispersion flag: it explains, it does not condemn.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

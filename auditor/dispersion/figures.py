@@ -2,6 +2,8 @@
 
 Everything here works on plain numpy arrays (seconds since the epoch), so a
 million entries cost a few sorts, not a Python step each.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

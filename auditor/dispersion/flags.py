@@ -4,6 +4,8 @@ Every threshold is a named constant with the reason for its value. The rules
 are built not to cry wolf: a tiny sitemap, a news sitemap or a feed (recent
 items cluster by design), a date-only site where a few pages changed the same
 day, or an old bulk migration with real edits after it raise nothing.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 A file's generation moment is judged from what its response said (``Date``,
 ``Last-Modified``), when we fetched it, and the newest value in the file. The
 anchor that explains the most values wins; its share is the generation share.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

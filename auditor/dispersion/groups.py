@@ -75,6 +75,8 @@ segment of every URL, one more marks pagination; templates are then decided on t
 distinct first segments, not per URL, and the classes are counted with numpy
 (``bincount`` over template codes). No Python object per URL beyond the input list
 (``tests/benchmarks/bench_groups.py``).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 A generator that stamps the file's generation moment moves every entry to one
 new moment at each fetch; a site with real lastmod moves a few entries, each to
 its own moment.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ unescaped). Keys are internal: results name a segment by ``sitemap`` and ``group
 A :class:`Segmenter` holds the groupings learned from one walk and labels any page
 with its key: this run's sample, past runs' pages (re-labelled by the current grouping,
 so the evidence of every run counts towards the groups of today), a plan's entries.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

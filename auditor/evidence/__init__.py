@@ -9,6 +9,8 @@ Pure: bytes and headers in, :class:`PageEvidence` out; fetching is the caller's.
 - :func:`simhash_distance` how far apart two content fingerprints are;
 - :func:`compare_runs` two runs' samples of a site: each re-fetched page's change (its
   size and place, template blocks left out) and whether the site's template changed.
+
+Touches: nothing.
 """
 
 import typing

@@ -22,6 +22,8 @@ keeps no text, only:
 blocks of another :data:`BLOCKS_VERSION` are never compared, so an upgrade of the
 segmentation cannot read as change. Version 1 (before ``marks``) is still read, its
 code blocks without marks: a comparison with them weighs words only, as version 1 did.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

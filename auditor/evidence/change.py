@@ -17,6 +17,8 @@ too: its links are its content.
 Pages with no blocks on one side (fetched before blocks existed, or by another
 :data:`~auditor.evidence.blocks.BLOCKS_VERSION`) fall back to the whole-text ``exact``
 hash, as before.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

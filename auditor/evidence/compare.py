@@ -9,6 +9,8 @@ UTC+14, so ``2026-10-05`` covers 2026-10-04T10:00Z to 2026-10-06T12:00Z.
 The signed error is the gap between the two intervals, positive when lastmod
 is later than the page's date, 0 when they overlap; they agree when the gap is
 within the tolerance.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

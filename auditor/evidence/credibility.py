@@ -8,6 +8,8 @@
 - **Future**: a page cannot have been modified after it was served.
 
 Also noted, not judged: a dateModified earlier than the datePublished.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

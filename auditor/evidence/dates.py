@@ -14,6 +14,8 @@ somewhere in UTC-12..UTC+14: the instant is unknown to within a day, but the
 calendar day the site wrote is certain. It is kept as that day, with ``day``
 precision (the time stays in ``raw``), so comparisons allow for every plausible
 offset instead of guessing UTC and reporting errors of hours that are not there.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

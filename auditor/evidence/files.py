@@ -1,6 +1,8 @@
 """A page saved as a file, read like a fetched one (the evidence stage's only file I/O).
 
 Fetching pages over HTTP is the sampler's (:mod:`auditor.sampler.fetch`).
+
+Touches: the disk.
 """
 
 from __future__ import annotations

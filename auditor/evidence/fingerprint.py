@@ -23,6 +23,8 @@ not move when a dependency is upgraded, and it must be cheap (a few ms a page).
    which blocks moved and drop those that are the site's template
    (:mod:`auditor.evidence.template`). ``exact`` and ``simhash`` stay as they were, so
    fingerprints taken before blocks existed still compare.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

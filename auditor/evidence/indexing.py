@@ -14,6 +14,8 @@ Pure: headers and a parsed page in, values out. Read as search engines read them
 
 :func:`normal_url` is the comparison: a canonical naming the page itself, written
 differently (host case, default port, an empty path, a fragment), is the page itself.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ page's other blocks are lost with it; real pages often carry one broken block
 is decoded here on its own: strict JSON first, then once more after removing
 what sites commonly leave around it (HTML comments, ``CDATA`` markers, ``//``
 comment lines, trailing commas).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ The content area is the body without its frame: links inside ``nav``, ``aside``,
 ``menu``, and a ``header`` or ``footer`` outside an article are the site's menus, the
 same on every page. Links are resolved against the page's URL, their fragment dropped,
 duplicates removed, at most :data:`MAX_LINKS` kept (in document order).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

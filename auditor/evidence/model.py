@@ -1,4 +1,7 @@
-"""What one fetched page says about its own changes, as frozen values."""
+"""What one fetched page says about its own changes, as frozen values.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ publisher (Organization), the page (WebPage), and what the page is about
 
 So in a Yoast-style ``@graph`` the Article's ``dateModified`` wins over the
 WebPage's, and a list page's teaser Articles (other URLs) lose to its WebPage.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 The caller fetches (``auditor page`` through :class:`auditor.http.HttpClient`, the
 sampler later); :func:`read_page` reads the bytes and headers it got.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@
 3. Each re-fetched page is then compared block by block (:mod:`auditor.evidence.change`).
 4. The site's template changed when at least half of the compared pages show template
    differences; the regions named are those that differ on at least half of those pages.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ frame, this walk keeps every block of the body and marks each:
 Text is normalised as the fingerprint's (NFKC, case-folded, volatile tokens removed),
 and counters that move without an edit are removed too: "12 comments", "1,234 views",
 "3 days ago", "5 min read".
+
+Touches: nothing.
 """
 
 from __future__ import annotations

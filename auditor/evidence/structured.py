@@ -12,6 +12,8 @@ Sources are tried in this order, and the first readable date wins:
 
 Nothing here raises on a page's content: broken JSON-LD is counted and noted,
 an extractor that fails is noted and skipped.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

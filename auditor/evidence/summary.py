@@ -1,4 +1,7 @@
-"""A short human summary of one page's evidence (the text output of ``auditor page``)."""
+"""A short human summary of one page's evidence (the text output of ``auditor page``).
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -20,6 +20,8 @@ The template also keeps its *slots*: each template text with the tag paths where
 fills its slot. A page that holds a template text in its slot and again elsewhere (a
 licence page quoting the footer's copyright line, a post's own title that the
 recent-posts box of every page lists) has its own copy of it, which is content.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

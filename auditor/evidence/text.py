@@ -1,5 +1,8 @@
 """Rules on page text shared by the fingerprint and the block cutter: which element is the
-content root, what is never text, which names mark page frame, how text is normalised."""
+content root, what is never text, which names mark page frame, how text is normalised.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@
 cluster; without it a local cluster of worker processes is started. Each result
 is saved in ``history`` before it is yielded; a site that could not be audited is
 yielded as a :class:`SiteFailure` and nothing of it is saved.
+
+Touches: nothing.
 """
 
 import typing

@@ -23,6 +23,8 @@ talks to it over one connection (:class:`DirectTable`): about 0.34 ms a call.
 - **Where the socket cannot be reached** (a firewall that lets only Dask's own ports
   through), a worker uses the actor instead and remembers it
   (:meth:`auditor.fleet.cluster.GateRef.table`).
+
+Touches: the network.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ The same client keeps the site's wall-clock bound (:class:`TimeLimit`): once it 
 spent, no request is made any more (each is a ``timeout`` failure at once), so a
 site that drags on winds down within one request's deadline, whatever stage it
 is in.
+
+Touches: the network.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ The one module of auditor that imports ``distributed`` (with
 here, one per core, so the CPU-heavy stages (a large walk, page parsing) of
 different sites run on different cores; the fleet then runs exactly as it would
 on a remote cluster.
+
+Touches: the network.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""A fleet's named defaults (light to import: the CLI's --help shows them)."""
+"""A fleet's named defaults (light to import: the CLI's --help shows them).
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

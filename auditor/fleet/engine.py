@@ -31,6 +31,8 @@ machine gone), nothing more can be sent or collected: the fleet raises
 :class:`~auditor.errors.FleetStopped` at its next look (within about
 :data:`_POLL` seconds), every run saved before it stays, and what was in flight or never
 sent is left for a resumed fleet or ``reverify``.
+
+Touches: the network, the database.
 """
 
 from __future__ import annotations

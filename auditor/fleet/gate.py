@@ -71,6 +71,8 @@ Design, and why:
 
 Without Dask (tests, a single process), the same table is used directly, behind
 a lock.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

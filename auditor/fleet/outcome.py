@@ -1,4 +1,7 @@
-"""What a fleet hands back besides results: a site that failed, and how far it got."""
+"""What a fleet hands back besides results: a site that failed, and how far it got.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

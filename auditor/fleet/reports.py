@@ -26,6 +26,8 @@ be drawn is logged and handed back without a path, never the fleet stopped.
 
 The pool's processes do not hear Ctrl-C (it reaches the whole process group):
 the owner alone handles it, and may still finish the few reports pending.
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations

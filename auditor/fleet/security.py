@@ -15,6 +15,8 @@
   with the fleet's tasks: each worker already holds what it joined the cluster with
   (files on its machine, or PEM in memory), and the client's private key never leaves
   the client's machine.
+
+Touches: the disk.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ is a usage error that names the file and the line, before anything is audited.
 A line may name a proxy for its site in a second column (after a space or a tab):
 ``shop.example socks5h://10.0.0.7:1080``. That site's requests, robots.txt included,
 all go through it; the others use the fleet's ``--proxy`` (or the environment's).
+
+Touches: the disk.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ and gets back an :class:`~auditor.audit.AuditBundle` to save, or a
 :class:`~auditor.fleet.outcome.SiteFailure` (an exception, or the site's time
 limit spent) to report, or a :class:`GateLoss` when the fleet's host table could
 not be reached (the owner sends the site again). It never raises.
+
+Touches: the network.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ No other module talks to the history database (sqlite3, psycopg). ::
         run_id = history.save_run(result, files=files, entries=entries, pages=pages)
         history.latest_entries(site)          # the previous inventory, for movement
         history.latest_pages(site)            # the previous sample, for changes
+
+Touches: nothing.
 """
 
 import typing

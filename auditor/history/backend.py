@@ -8,6 +8,8 @@ how to connect and check, the write lock, bulk rows (``executemany`` against ``C
 and the schema version (``PRAGMA user_version`` against rows of ``schema_migrations``).
 
 Every method turns the driver's exceptions into :class:`~auditor.errors.HistoryError`.
+
+Touches: the database.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ half-filled, and a writer saving into the source meanwhile is either copied enti
 not at all. Before the commit, the target is counted table by table and run by run
 against the source; any difference rolls everything back. A target that holds any row
 is refused unless ``replace`` is given, which empties it in the same transaction.
+
+Touches: the database.
 """
 
 from __future__ import annotations

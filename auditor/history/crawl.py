@@ -16,6 +16,8 @@ Three tables (migration ``0006-crawl-log``):
 - ``plan_walks``: one row per site, the sitemaps as a plan last walked them (its files'
   validators and entries, as ``url_state`` keeps a run's), so the next plan asks for them
   conditionally and a fetch is dated against the lastmod it was planned on.
+
+Touches: the database.
 """
 
 from __future__ import annotations

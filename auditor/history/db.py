@@ -12,6 +12,8 @@ Nothing here ever deletes, recreates or rewrites a database it does not recognis
 that is not SQLite, a database made by a newer auditor, or a database (PostgreSQL schema)
 of some other application gives :class:`~auditor.errors.HistoryError` before the first
 write.
+
+Touches: the database.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ at all. Only the latest plan of each crawl list keeps its sites: a new plan of t
 list drops the earlier ones' rows (a nightly fleet of 100,000 sites keeps 100,000 rows,
 not a year of them). ``runs.run_key`` (unique) makes a save idempotent: a save retried
 after a lost connection finds the run its first attempt committed.
+
+Touches: the database.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@
 
     sqlite:///history.sqlite3         relative path (as SQLAlchemy writes it)
     sqlite:////var/lib/auditor/h.db   absolute path
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ idempotent: a run carries a key, so a retried save whose first commit did land f
 its run rather than saving it twice). Connecting again is tried with backoff (0.25 s
 doubling to 2 s) for :attr:`~auditor.history.backend.Database.reconnect_window`
 seconds (60 by default), then :class:`~auditor.errors.HistoryError` says so.
+
+Touches: the database.
 """
 
 from __future__ import annotations

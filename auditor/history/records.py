@@ -1,4 +1,7 @@
-"""What history hands back about sites and runs, and how it writes instants."""
+"""What history hands back about sites and runs, and how it writes instants.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Pipeline values to table rows and back: sitemap files, segments, page observations."""
+"""Pipeline values to table rows and back: sitemap files, segments, page observations.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 Nothing here ever deletes, recreates or rewrites a file it does not recognise: a file
 that is not SQLite, or a SQLite database of some other application, gives
 :class:`~auditor.errors.HistoryError` before the first write.
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ exactly as the walker made them.
 Microseconds rather than nanoseconds: every lastmod is exact to the microsecond
 (Python datetimes are), and the walker accepts years 0001 to 9999, which
 nanoseconds since 1970 cannot hold.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The History class: the one door to the database of past audits."""
+"""The History class: the one door to the database of past audits.
+
+Touches: the database.
+"""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ Every column's type is known up front (:func:`table_dtypes`, from the fields of 
 values the tables hold), so a chunk whose column is all null keeps its type: instants as
 UTC ``datetime64[us]``, flags as nullable booleans, simhashes as ``UInt64``, other
 integers ``Int64``, reals ``Float64``, text ``string``.
+
+Touches: the database.
 """
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ segments' streaks are window functions over the site's own segments (see
 ``_LATEST_SEGMENT_ROWS``). The views of migrations ``0003`` to ``0008`` computed the same
 with window functions over every run of every site: 19.7 s for one site of a 100,000-site
 history.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

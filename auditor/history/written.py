@@ -8,6 +8,8 @@ distinct stamps cost a megabyte before compression, not the 9 MB of their text. 
 other text (another offset, an invalid value) is kept as written. Rendering is
 vectorised (the code points built in a matrix viewed as strings), so either way costs
 about what splitting the text would.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ retries), :mod:`~auditor.http.body` (streamed, capped bodies; local files),
 :mod:`~auditor.http.proxy` and :mod:`~auditor.http.extra_headers` (how requests leave),
 :mod:`~auditor.http.conditional` (validators), :mod:`~auditor.http.walls` (bot walls).
 This package exports the client's public names, as it always has.
+
+Touches: nothing.
 """
 
 from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_local_file

@@ -5,6 +5,8 @@ gzip is judged by the magic bytes ``1f 8b``, whatever the name;
 (:mod:`auditor.http.codings`). Every byte handed out counts against the cap (after
 decompression), so a bomb of any of them stops at the cap. A coding auditor cannot
 decode is the problem ``unsupported-encoding``: none of its bytes is handed out.
+
+Touches: the network, the disk.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ Every request auditor makes goes through :class:`HttpClient`:
   ``Retry-After``, as long as the wait ends before the deadline.
 
 Failures come back as :class:`FetchFailure` values, never as exceptions.
+
+Touches: the network.
 """
 
 from __future__ import annotations

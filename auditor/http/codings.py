@@ -7,6 +7,8 @@ with the same cap as gzip: every step's output is bounded (:data:`STEP` bytes fo
 brotli, 1 MiB for zstd), so a bomb stops at the cap with a step or two in memory.
 ``Accept-Encoding`` names only what can be decoded (:data:`ACCEPT_ENCODING`); a coding
 auditor cannot read is named (``unsupported-encoding``), its bytes never parsed.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

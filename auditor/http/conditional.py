@@ -6,6 +6,8 @@ the resource answers 304 Not Modified with no body; one that ignores the headers
 answers 200 as usual. The values come from a response, so from the web: only one a
 server could legitimately have sent is sent back (visible ASCII, bounded; a readable
 HTTP date), never one that would put a line break or a control character on the wire.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

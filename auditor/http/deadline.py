@@ -8,6 +8,8 @@ deadline. requests' connections are made reachable to it through
 One watchdog thread serves every deadline of a process (a heap of them, earliest
 first): a thread started for each request cost half a millisecond of CPU, a tenth of
 what a small site's page costs.
+
+Touches: the network.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ site's operator reaches whoever runs auditor; so are the headers the door decide
 itself (the encodings it can decode, the connection's framing, the conditional
 validators). Values are secrets: they are never logged, never put in a report or the
 history, and left out of the options' ``repr``.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

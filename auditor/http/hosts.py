@@ -14,6 +14,8 @@ deduplication and the history treat them all as one through these functions:
   6.2.2.2: scheme and host case, percent-encoding case, unreserved characters
   decoded) and nothing more: no path case folding, no trailing-slash games, no query
   reordering, no dot-segment removal.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ What it honours instead is spelt out here:
 
 A proxy's credentials (``http://user:secret@proxy:3128``) are masked wherever the
 proxy is named (:func:`masked`).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ are human, since contact forms carry captchas too.
 
 :func:`html_kind` names what an HTML page served where a sitemap was expected is
 instead: a ``login``, ``consent`` or ``error`` page.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

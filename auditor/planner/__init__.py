@@ -11,6 +11,8 @@ indicator where it is informative but below the trust bar.
 :mod:`~auditor.planner.rates` estimates rates and allocates revisits,
 :mod:`~auditor.planner.signal` reads lastmod, :mod:`~auditor.planner.schedule` is the
 policy, :mod:`~auditor.planner.make` gathers a site's figures and walks its sitemaps.
+
+Touches: nothing.
 """
 
 import typing

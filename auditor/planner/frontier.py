@@ -14,6 +14,8 @@ every file. :class:`Frontier` answers its questions from one plan of its sites:
 
 The walk's URLs are kept as 64-bit hashes in a sorted array (8 bytes a URL), so a
 frontier over a million listed URLs costs some 8 MB besides its planned fetches.
+
+Touches: the network, the database.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ file costs a 304, and a trusted site's advanced lastmods are seen between audits
 walk is kept (``plan_walks``): the crawler's fetches recorded after it are dated
 against the lastmods they were planned on. A walk that reads nothing keeps the stored
 inventory.
+
+Touches: the network, the database.
 """
 
 from __future__ import annotations

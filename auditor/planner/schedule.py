@@ -31,6 +31,8 @@ once its rate is known (its sub-sitemap's distribution of rates learned, or
 :data:`MIN_OBSERVED` intervals of its own): a budget is an upper bound, not a target.
 Where the rate is not known yet, the budget explores: the oldest copies first.
 ``priority`` is the index (higher first).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

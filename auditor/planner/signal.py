@@ -18,6 +18,8 @@ page's prior chance ``q`` of having changed since its copy (from its rate), Baye
   more) still says "unchanged" when it stays put; weighted by its measured r and φ;
 - otherwise (no lastmod, the generation moment, a frozen lastmod: ``r ≈ φ``) lastmod
   says nothing, and the page's rate alone decides (``P = q``).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Reports: a self-contained HTML report per site with PNG charts, a fleet index, exports.
 
 The one door to report files and plots (matplotlib, Agg backend).
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations

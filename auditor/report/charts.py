@@ -7,6 +7,8 @@ Every chart has margins of its own, fixed in inches for the labels it carries, r
 than ``tight_layout``: that measures every text on the figure by laying it out, about a
 third of a report's CPU, and a fleet draws one report a site. Figures are made without
 pyplot (no figure registry to fill and empty).
+
+Touches: the disk.
 """
 
 from __future__ import annotations

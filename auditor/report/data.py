@@ -1,4 +1,7 @@
-"""What a report shows, gathered from the history and shaped for charts and tables (pure)."""
+"""What a report shows, gathered from the history and shaped for charts and tables (pure).
+
+Touches: the database.
+"""
 
 from __future__ import annotations
 

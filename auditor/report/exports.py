@@ -4,6 +4,8 @@ Every table is streamed: read in chunks (:data:`~auditor.history.tables.CHUNK_RO
 each chunk converted and appended to its file (a CSV header once; JSON Lines appended;
 one Parquet row group a chunk under one schema fixed up front from the table's column
 types), so memory does not grow with the history.
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations

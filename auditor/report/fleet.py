@@ -8,6 +8,8 @@ by verdict and trend, and searches it as you type. Without scripts each page's w
 table still renders. Every value from the web (a site, its label) reaches the page
 through jinja2's autoescape, and the script reads them back from data attributes and
 text, never as markup.
+
+Touches: the database, the disk.
 """
 
 from __future__ import annotations

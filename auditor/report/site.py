@@ -1,4 +1,7 @@
-"""One site's HTML report with its PNG charts, written into a folder of its own."""
+"""One site's HTML report with its PNG charts, written into a folder of its own.
+
+Touches: the disk.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 robots.txt is obeyed (Google's rules), one request per host at a time with a
 delay between requests, and every page that cannot be used is a value with its
 reason, never an exception.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ build stamp shared by every list page is never another list's "child date"), dat
 say a date of their own only when there are at least :data:`MIN_CHILDREN`, with more than
 one value among them, and the newest held by at most half of them: children that all
 carry one moment are stamped, not dated.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

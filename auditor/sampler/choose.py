@@ -10,6 +10,8 @@ sampling); :class:`SequentialPlan` picks one page at a time and gives each pick 
 sub-sitemap whose verdict is still open, so a sub-sitemap stops being sampled once its
 verdict is decided and one condemned by its lastmod values alone gets a small confirming
 sample only.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

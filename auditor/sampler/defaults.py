@@ -1,4 +1,7 @@
-"""The sampler's named defaults (light to import: the CLI's --help shows them)."""
+"""The sampler's named defaults (light to import: the CLI's --help shows them).
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

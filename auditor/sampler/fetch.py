@@ -10,6 +10,8 @@ The site is one origin (scheme, host and port, as the walker's): a page elsewher
 is ``off-site``, never requested. robots.txt is asked about every URL of a
 redirect chain before it is requested: a page that redirects into a disallowed
 path is ``robots``, and the disallowed URL is never fetched.
+
+Touches: the network.
 """
 
 from __future__ import annotations

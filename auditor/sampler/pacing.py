@@ -12,6 +12,8 @@ configured floor):
   asks for a ``Retry-After`` beyond :data:`MAX_DELAY` or answers 429/503
   :data:`OVERLOAD_LIMIT` times in a row: waiting longer than that for a sample is
   not kinder than leaving.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

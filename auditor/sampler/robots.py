@@ -9,6 +9,8 @@ with the walker's decoder (a byte-order mark is skipped). (Protego implements
 the matching; the status rules are here.) An audit fetches robots.txt once: the
 walk's response (:class:`~auditor.walker.robotsfile.RobotsFile`) is made into the
 sampler's policy by :func:`policy_of`.
+
+Touches: the network.
 """
 
 from __future__ import annotations

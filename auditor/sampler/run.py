@@ -4,6 +4,8 @@ Fixed sampling fetches a sample chosen at once. Sequential sampling (given a ``j
 that tells, from the pages fetched so far, which sub-sitemaps are decided) fetches one
 page at a time where the verdict is still open, and stops early when every sub-sitemap
 is decided: a clear-cut site costs fewer requests than the budget, an unclear one all.
+
+Touches: the network.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Pure: no network, no database. The audit pipeline gathers the inputs and saves
 the :class:`~auditor.scorer.result.AuditResult` it returns; while it samples, it asks
 :func:`sampling_status` which sub-sitemaps are decided already.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

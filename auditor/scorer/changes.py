@@ -6,6 +6,8 @@ from the evidence stage's comparison of the two runs
 (:func:`auditor.evidence.compare_runs`: template blocks learned from both runs' pages
 are left out). The audit saves the observations it returns; the tally counts a change
 only where ``content_changed`` says so.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The words of a verdict: each reason names its real cause and the figure that decided it."""
+"""The words of a verdict: each reason names its real cause and the figure that decided it.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

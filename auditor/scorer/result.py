@@ -3,6 +3,8 @@
 :class:`AuditResult` is the ``auditor audit --json`` contract (DESIGN.md).
 :class:`PageObservation` is one sampled page as history stores it, and as the
 scorer reads it back on the next run to see what changed.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

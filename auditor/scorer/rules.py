@@ -3,6 +3,8 @@
 Pure arithmetic on tallies: what earns trust, what is contrary evidence, and when a
 shared lastmod value condemns. The verdicts (verdict.py) and their words (reasons.py)
 are built on these.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The statistics the scorer stands on: Wilson intervals and a change-rate estimator."""
+"""The statistics the scorer stands on: Wilson intervals and a change-rate estimator.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

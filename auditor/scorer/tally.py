@@ -1,4 +1,7 @@
-"""Counting the evidence: lastmod against credible dateModified, and changes across runs."""
+"""Counting the evidence: lastmod against credible dateModified, and changes across runs.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

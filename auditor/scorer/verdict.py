@@ -4,6 +4,8 @@ trusted only from independent evidence (this run's pooled with recent runs') who
 Wilson 95% lower bound clears the bar with enough observations; untrusted when the
 flags or the evidence show lastmod does not track change, contrary evidence of this
 run counting on its own; never trusted from a tidy distribution alone.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

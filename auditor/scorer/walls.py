@@ -6,6 +6,8 @@ of it. When walls answered most of the sample, the site is ``inconclusive`` with
 reason ``blocked`` and a hint, unless its lastmod values alone condemned it (a
 generation-time or missing lastmod needs no page to be told). Sampling stops early
 against a wall: past :data:`MIN_STOP` pages, nearly all walls, every segment is decided.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ one included) that started within :data:`WINDOW_DAYS` of it:
 
 The run's own evidence is kept beside the pool, so contrary evidence counts in the run it
 appears (a long agreeing history cannot drown it).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ and its fetches recorded as evidence.
   log: the next plan and the next verdict count it.
 
 Settings: :mod:`auditor.scrapy.settings`.
+
+Touches: nothing.
 """
 
 try:

@@ -1,4 +1,7 @@
-"""The Scrapy add-on that installs auditor: ``ADDONS = {"auditor.scrapy.Addon": 0}``."""
+"""The Scrapy add-on that installs auditor: ``ADDONS = {"auditor.scrapy.Addon": 0}``.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ crawler's plan (:class:`~auditor.planner.frontier.Frontier`):
 - anything else (a site not planned, robots.txt, a URL no sitemap lists) goes on as is.
 
 Counts go to Scrapy's stats under ``auditor/``.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """One plan per crawler: made when its spider opens, in a thread, before the first
-request; read by the spider middleware and the sitemap mixin."""
+request; read by the spider middleware and the sitemap mixin.
+
+Touches: the network, the database.
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ Scrapy's HTTP cache are not page fetches and are left out.
 Judging a fetch reads its page (structured data, main content): that is done on a
 thread of its own, so the crawl does not wait; ``spider_closed`` waits for the last
 fetches to be saved, and puts the counts in Scrapy's stats under ``auditor/recorded``.
+
+Touches: the database.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@
 ``AUDITOR_CONTACT``        a URL or address in the User-Agent of the plan's walk
 ``AUDITOR_TIMEOUT``        seconds for each sitemap request of the plan's walk
 =========================  =======================================================
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ entries included. With the crawler's plan:
 
 The requests made of the entries kept carry the plan's meta through
 :class:`~auditor.scrapy.PlanMiddleware` (which the add-on installs).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Walker: find, read and inventory every sitemap of a target, safely and fast."""
+"""Walker: find, read and inventory every sitemap of a target, safely and fast.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

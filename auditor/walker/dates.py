@@ -3,6 +3,8 @@
 A short form stands for the start of its period (``2026-10`` is
 2026-10-01T00:00:00Z) and keeps its precision, so no month or day is ever
 invented. Anything else is ``None``: the caller reports ``invalid-lastmod``.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Where a walk starts: classify the target and read robots.txt ``Sitemap:`` lines."""
+"""Where a walk starts: classify the target and read robots.txt ``Sitemap:`` lines.
+
+Touches: the disk.
+"""
 
 from __future__ import annotations
 

@@ -19,6 +19,8 @@ language, and at most :data:`MAX_ALTERNATES` hreflang alternates per URL (the co
 always the true one). A page is translated into a few dozen languages at most; a
 generator listing thousands of alternates per URL would otherwise multiply the
 inventory's memory by as much.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ exactly where the exact path would be: between two records of the root.
 The fast path is only tried where it can be exact: a UTF-8 urlset whose
 unprefixed ``url``/``loc``/``lastmod`` are the sitemap's own. It hands the rest
 of a file to the exact reader when the file keeps surprising it.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ An RSS item's URL is its ``<link>``, its date its ``<pubDate>``; an Atom entry's
 URL is the ``href`` of its alternate ``<link>``, its date its ``<updated>``. An
 entry with no link falls back on its ``<id>`` (Atom) or permalink ``<guid>``
 (RSS) when that is a URL.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ walker judges them. Problems found while reading are kept on the reader.
 Beside it: :mod:`~auditor.walker.sniff` (what the first bytes say, the parser for
 the encoding), :mod:`~auditor.walker.feeds` (RSS and Atom bodies) and
 :mod:`~auditor.walker.plaintext` (text sitemaps).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ The codes (each detail starts with Search Console's own words):
 - ``changefreq-in-index``: ``changefreq`` or ``priority`` inside an index;
 - ``too-many-sitemaps``: an index over 50,000 entries (:mod:`~auditor.walker.tallies`);
 - ``duplicate-sitemap``: an index that lists a child twice (read once).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

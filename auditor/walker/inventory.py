@@ -1,4 +1,7 @@
-"""Inventories as pandas DataFrames, for notebooks and the analysis stages."""
+"""Inventories as pandas DataFrames, for notebooks and the analysis stages.
+
+Touches: the network, the disk.
+"""
 
 from __future__ import annotations
 

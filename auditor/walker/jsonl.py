@@ -16,6 +16,8 @@ that it judges, deduplicates and counts as the entries do. Its two loops:
   its text, so a repeated stamp costs one dict lookup.
 
 Strings go through the C JSON encoder; constant parts are built once.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

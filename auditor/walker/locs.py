@@ -1,4 +1,7 @@
-"""Judging a ``loc``: absolute, on an allowed origin, or reported and dropped."""
+"""Judging a ``loc``: absolute, on an allowed origin, or reported and dropped.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

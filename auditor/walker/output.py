@@ -2,6 +2,8 @@
 
 JSON Lines is written by :mod:`auditor.walker.jsonl` (re-exported here:
 :func:`write_walk_jsonl` for a walk, :func:`write_jsonl` for entries); CSV here.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

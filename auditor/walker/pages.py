@@ -7,6 +7,8 @@ raw records into :class:`~auditor.models.SitemapEntry` values; a file's counts
 the walk makes its own batches through the same :class:`Pages` (a
 :data:`PageMaker`: the JSONL lines of :mod:`auditor.walker.jsonl`), so it judges,
 deduplicates and counts alike.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

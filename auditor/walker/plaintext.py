@@ -1,4 +1,7 @@
-"""Text sitemaps: one URL a line, UTF-8, read as the bytes arrive."""
+"""Text sitemaps: one URL a line, UTF-8, read as the bytes arrive.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

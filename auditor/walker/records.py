@@ -6,6 +6,8 @@ publication date), exactly as written but stripped; a record carrying sitemap ex
 as its third field instead (the fast path writes ``""`` for none). Element names come from expat
 as ``"namespace local"`` (:data:`SEP` between them, the bare local name outside any
 namespace).
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ requested without validators.
 :class:`PreviousRun` is the store made of plain data, a previous run's file records and
 its inventory (the history's ``url_state``): it opens no database, so a fleet's workers
 get it with their task.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

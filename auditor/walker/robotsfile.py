@@ -4,6 +4,8 @@ The walker reads its ``Sitemap:`` lines; the sampler makes its policy of the sam
 response (:func:`auditor.sampler.robots.policy_of`), so an audit asks a site for its
 robots.txt once. The value keeps what both need: the status (or why there was none),
 the body up to Google's 500 KiB, and what went wrong reading it.
+
+Touches: the network.
 """
 
 from __future__ import annotations

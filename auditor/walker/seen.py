@@ -7,6 +7,8 @@ URL), searched in C for a whole batch at once, behind an 8 MB Bloom filter that
 answers "certainly new" for nearly every hash of a batch of new URLs (a binary
 search of a large array costs a cache miss at each step). numpy is imported only
 when a walk first grows that large.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

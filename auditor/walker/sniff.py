@@ -3,6 +3,8 @@
 The head is read past leading whitespace and a UTF-8 BOM, at least
 :data:`PROBE_SIZE` bytes of it, so the judgement (HTML page, XML, plain text,
 declared encoding) is the same however the bytes arrived.
+
+Touches: nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The problems one file's counts show: what :class:`~auditor.walker.pages.Tally` gathered."""
+"""The problems one file's counts show: what :class:`~auditor.walker.pages.Tally` gathered.
+
+Touches: nothing.
+"""
 
 from __future__ import annotations
 

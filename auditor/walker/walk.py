@@ -3,6 +3,8 @@
 Files are read one at a time; an index's children are visited newest-first by
 the lastmod the index gives them. One bad file never sinks the walk: it
 becomes a :class:`~auditor.models.Problem` and the walk goes on.
+
+Touches: the network, the disk.
 """
 
 from __future__ import annotations
