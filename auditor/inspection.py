@@ -37,8 +37,8 @@ class Inspection:
     notes: tuple[dict[str, object], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        """The ``auditor inspect --json`` object (DESIGN.md); ``extensions`` (site-wide,
-        and ``by_sitemap``) and ``notes`` only where there are any."""
+        """The ``auditor inspect --json`` object (docs/commands/inspect.md); ``extensions``
+        (site-wide, and ``by_sitemap``) and ``notes`` only where there are any."""
         report = self.dispersion
         out: dict[str, object] = {
             "site": self.inventory.target,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-#: Walker problem codes (contract: DESIGN.md "Walker problem codes").
+#: Walker problem codes (contract: the table in docs/commands/walk.md).
 PROBLEM_CODES = frozenset(
     {
         "http-error",

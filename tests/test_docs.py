@@ -27,9 +27,33 @@ def _subcommands() -> list[str]:
     raise AssertionError("no subcommands")
 
 
+DOCS = ROOT / "docs"
+MKDOCS = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("command", _subcommands())
-def test_every_subcommand_is_documented(command):
-    assert f"### `auditor {command}`" in README
+def test_every_subcommand_has_its_page_with_a_generated_reference(command):
+    page = DOCS / "commands" / f"{command}.md"
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith(f"# `auditor {command}`")
+    assert f"<!-- cli-reference: {command} -->" in text  # docs/hooks.py fills it in
+    assert f"commands/{command}.md" in MKDOCS  # in the site's navigation
+
+
+def test_the_readme_is_a_landing_page_that_links_into_the_docs():
+    assert len(README.splitlines()) <= 250
+    assert "(docs/index.md)" in README and "(docs/verdicts.md)" in README
+    for linked in re.findall(r"\]\((docs/[^)#]+)", README):
+        assert (ROOT / linked).is_file(), linked
+
+
+def test_nothing_in_the_docs_points_outside_the_project():
+    texts = [README, MKDOCS, *(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))]
+    assert not [t for t in texts if "../shared" in t or "DESIGN.md" in t]
+
+
+def test_ci_builds_the_docs_strictly():
+    assert "mkdocs build --strict" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("command", _subcommands())
@@ -42,7 +66,7 @@ def test_every_subcommand_has_help(command, capsys):
 
 @pytest.mark.parametrize("code", sorted(PROBLEM_CODES))
 def test_every_problem_code_is_documented(code):
-    assert f"| `{code}` |" in README
+    assert f"| `{code}` |" in (DOCS / "commands" / "walk.md").read_text(encoding="utf-8")
 
 
 def test_ci_runs_the_readme_test_command():
@@ -150,3 +174,27 @@ def test_the_walk_parser_alone_reads_the_same_options():
     argv = ["walk", "https://example.com", "--format", "csv", "--max-files", "7", "-v"]
     full, alone = build_parser().parse_args(argv), build_parser("walk").parse_args(argv)
     assert vars(alone) == vars(full)
+
+
+PICTURES = (ROOT / "reports" / "example-report.png", DOCS / "images" / "example-report.png")
+
+
+def _committed_at(*paths: Path) -> int | None:
+    """The newest commit time of ``paths`` in this checkout's git history, or None."""
+    try:
+        shown = subprocess.run(
+            ["git", "-C", str(ROOT), "log", "-1", "--format=%ct", "--", *map(str, paths)],
+            capture_output=True, text=True, check=True, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(shown.stdout) if shown.stdout.strip() else None
+
+
+def test_the_pictures_are_one_and_no_older_than_the_report_template():
+    assert PICTURES[0].read_bytes() == PICTURES[1].read_bytes()  # scripts/screenshots.py
+    templates = ROOT / "auditor" / "report" / "templates"
+    shown, drawn = _committed_at(PICTURES[0]), _committed_at(templates)
+    if shown is None or drawn is None:
+        pytest.skip("not a git checkout with history: the pictures' age cannot be read")
+    assert shown >= drawn, "the report template changed: run scripts/screenshots.py"

@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = ["SOURCES", "DatedValue", "Fingerprint", "PageEvidence"]
 
-#: Where a date came from (contract: DESIGN.md, ``auditor page --json``).
+#: Where a date came from (contract: docs/commands/page.md, ``auditor page --json``).
 SOURCES = ("json-ld", "microdata", "rdfa", "opengraph", "meta", "http")
 
 #: Why a date vouches for nothing (the scorer reports both as ``render-time-date-modified``).
@@ -119,7 +119,7 @@ class PageEvidence:
         return self.error is None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``auditor page --json`` (DESIGN.md)."""
+        """The JSON object of ``auditor page --json`` (docs/commands/page.md)."""
 
         def dated(value: DatedValue | None) -> dict[str, Any] | None:
             return None if value is None else value.to_dict()

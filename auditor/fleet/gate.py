@@ -1,6 +1,6 @@
 """The host gate: politeness per host name across every site of a fleet, wherever it runs.
 
-The rule (DESIGN.md, "Fleets and scale"): per host *name*, all its ports and
+The rule (docs/fleets.md): per host *name*, all its ports and
 schemes together, one request at a time, and at least the host's delay from the
 end of one request to the start of the next, whichever site, process or Dask
 worker asks. The delay is the larger of ``--delay`` and every Crawl-delay its

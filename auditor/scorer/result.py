@@ -1,6 +1,6 @@
 """What an audit produces and what history keeps: verdicts, reasons, page observations.
 
-:class:`AuditResult` is the ``auditor audit --json`` contract (DESIGN.md).
+:class:`AuditResult` is the ``auditor audit --json`` contract (docs/contract.md).
 :class:`PageObservation` is one sampled page as history stores it, and as the
 scorer reads it back on the next run to see what changed.
 
@@ -36,7 +36,7 @@ __all__ = [
 MAX_PROBLEMS_KEPT = 200
 #: Verdicts (contract), from best to worst for scheduling.
 VERDICTS = ("trusted", "partial", "untrusted", "no-lastmod", "inconclusive")
-#: Reason codes (contract: DESIGN.md, AuditResult).
+#: Reason codes (contract: docs/contract.md, AuditResult).
 REASON_CODES = frozenset(
     {
         "no-lastmod",

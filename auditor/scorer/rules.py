@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 #: Agreement must have a Wilson 95% lower bound at least this high to earn trust
-#: (DESIGN.md: "e.g. Wilson 95% lower bound of agreement >= 0.8").
+#: (the design's own example: "a Wilson 95% lower bound of agreement >= 0.8"; docs/verdicts.md).
 TRUST_BAR = 0.8
 #: Fewest comparisons with a credible dateModified before they can earn trust (16
 #: agreeing of 16 are needed anyway to clear the bar; this guards odd thresholds).

@@ -1,4 +1,4 @@
-"""read_page: decoding, refusals, bounds, headers, and the JSON shape (DESIGN.md contract)."""
+"""read_page: decoding, refusals, bounds, headers, and the JSON shape (docs/commands/page.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Properties:
 
-- a walk never raises; every problem carries a contract code (DESIGN.md);
+- a walk never raises; every problem carries a contract code (docs/commands/walk.md);
 - every URL is emitted once, on an origin the file may use;
 - what a well-formed file holds is all emitted, whatever its siblings do (404,
   500, HTML, garbage, loops, cross-host children, redirects);

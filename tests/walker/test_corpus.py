@@ -31,7 +31,8 @@ from tests.loopback import LoopbackServer, send
 CORPUS_DIR = Path(__file__).resolve().parents[3] / "shared" / "corpus"  # as the corpus fixture
 EXPECTED_TSV = Path(__file__).with_name("corpus_expected.tsv")
 
-#: DESIGN.md, "Walker problem codes (contract)": written out here so a drift in models.py shows.
+#: The walker problem codes (contract, docs/commands/walk.md): written out here so a drift
+#: in models.py shows.
 CONTRACT_CODES = frozenset(
     {
         "http-error",

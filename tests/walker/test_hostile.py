@@ -1,8 +1,9 @@
 """Hostile inputs to the walker, over real loopback HTTP.
 
-Every web input is hostile. Each case here must end with a named walker problem (DESIGN.md),
-in bounded time and memory, keeping every entry completed before things went wrong, and
-without requesting anything the file points at (DTDs, entities, stylesheets, includes).
+Every web input is hostile. Each case here must end with a named walker problem
+(docs/commands/walk.md), in bounded time and memory, keeping every entry completed before
+things went wrong, and without requesting anything the file points at (DTDs, entities,
+stylesheets, includes).
 
 Static payloads live in fixtures/hostile/; the big ones (bombs, 60 MB files, endless and
 dripping bodies) are written by routes at test time and never stored whole.
