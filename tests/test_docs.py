@@ -198,3 +198,25 @@ def test_the_pictures_are_one_and_no_older_than_the_report_template():
     if shown is None or drawn is None:
         pytest.skip("not a git checkout with history: the pictures' age cannot be read")
     assert shown >= drawn, "the report template changed: run scripts/screenshots.py"
+
+
+def test_the_readme_library_example_runs(tmp_path, monkeypatch, capsys):
+    from auditor.audit import AuditOptions
+    from auditor.demo.server import SiteServer
+    from auditor.sampler import SampleOptions
+    from tests.fleet.servers import simulated
+
+    (example,) = re.findall(r"```python\n(.+?)\n```", README, re.DOTALL)
+    monkeypatch.setenv("AUDITOR_DB", str(tmp_path / "history.sqlite3"))
+    monkeypatch.chdir(tmp_path)
+    server = SiteServer(simulated("accurate-jsonld", 1), host="127.0.31.1")
+    try:
+        code = example.replace("https://example.com", server.origin)
+        code = code.replace(", history)", ", history, _quick)")  # no delay between requests
+        assert "_quick" in code
+        quick = AuditOptions(sample=SampleOptions(sample=10, delay=0))
+        exec(compile(code, "README.md", "exec"), {"_quick": quick})
+    finally:
+        server.close()
+    printed = capsys.readouterr().out.split()
+    assert printed[0] in {"trusted", "inconclusive", "untrusted", "partial", "no-lastmod"}
