@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.contract import checked_outputs
 from tests.loopback import FIXTURES, LoopbackServer
 from tests.pgserver import PostgresServer, running_server
 
@@ -117,3 +118,11 @@ def postgres_server() -> Iterator[PostgresServer]:
     where there are no server binaries or no psycopg."""
     with running_server() as server:
         yield server
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _outputs_follow_the_contract() -> Iterator[None]:
+    """Every AuditResult, plan line and walk line made in the session is validated against
+    its JSON Schema (tests/contract.py)."""
+    with checked_outputs():
+        yield
