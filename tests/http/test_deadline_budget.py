@@ -197,6 +197,6 @@ def test_the_help_says_what_timeout_bounds(command, capsys):
     assert "redirects, retries and their waits included" in text
 
 
-def test_the_readme_says_what_timeout_bounds():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert "redirects, retries and their waits included" in " ".join(readme.split())
+def test_the_docs_say_what_timeout_bounds():
+    walk = Path(__file__).resolve().parents[2] / "docs" / "commands" / "walk.md"
+    assert "redirects, retries and their waits included" in " ".join(walk.read_text().split())

@@ -1,4 +1,4 @@
-"""The README's Scrapy spider is a complete one: run as written (its site and history
+"""The Scrapy page's spider (docs/scrapy.md) is a complete one: run as written (its site and history
 swapped for a loopback site and a temp history) it crawls, and its settings table names
 every setting auditor reads."""
 
@@ -21,13 +21,12 @@ from auditor.history import History
 from tests.crawl.sites import OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Using auditor with Scrapy", 1)[1].split("\n## ", 1)[0]
+SECTION = (ROOT / "docs" / "scrapy.md").read_text(encoding="utf-8")
 
 
 def _spider_code() -> str:
     match = re.search(r"```python\n(# shop\.py\n.*?)```", SECTION, re.S)
-    assert match, "the README's Scrapy section has no complete spider"
+    assert match, "docs/scrapy.md has no complete spider"
     return match.group(1)
 
 
