@@ -220,3 +220,38 @@ def test_the_readme_library_example_runs(tmp_path, monkeypatch, capsys):
         server.close()
     printed = capsys.readouterr().out.split()
     assert printed[0] in {"trusted", "inconclusive", "untrusted", "partial", "no-lastmod"}
+
+
+def test_the_library_page_s_examples_run(tmp_path, monkeypatch, capsys):
+    """docs/library.md's examples, in order in one namespace, against a simulated site on
+    loopback (its origin for example.com; no delay between requests; the proxy example,
+    which needs a proxy, left out)."""
+    import auditor.audit
+    import auditor.fleet.engine
+    from auditor.demo.server import SiteServer
+    from auditor.sampler import SampleOptions
+    from tests.fleet.servers import simulated
+
+    page = (DOCS / "library.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.+?)\n```", page, re.DOTALL)
+    assert len(blocks) >= 5
+    run = [b for b in blocks if "partner.example" not in b]
+    quick = auditor.audit.AuditOptions(sample=SampleOptions(sample=10, delay=0))
+    for module in (auditor.audit, auditor.fleet.engine):
+        monkeypatch.setattr(module, "AuditOptions", lambda quick=quick: quick)
+    monkeypatch.setenv("AUDITOR_DB", str(tmp_path / "history.sqlite3"))
+    monkeypatch.chdir(tmp_path)
+    server = SiteServer(simulated("accurate-jsonld", 2), host="127.0.31.2")
+    (tmp_path / "crawl-list.txt").write_text(f"{server.origin}\n")
+    namespace: dict[str, object] = {}
+    try:
+        for n, block in enumerate(run):
+            code = block.replace("https://example.com", server.origin)
+            code = code.replace('"example.com"', repr(server.origin)).replace(
+                "delay=1.0", "delay=0"
+            )
+            exec(compile(code, f"docs/library.md, example {n + 1}", "exec"), namespace)
+    finally:
+        server.close()
+    assert namespace["summary"] is not None and namespace["queue"]  # the last example ran
+    assert server.origin in capsys.readouterr().out  # the walk and the fleet printed
