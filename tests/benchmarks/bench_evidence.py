@@ -2,7 +2,7 @@
 
 Run by hand, never by pytest:  python3 tests/benchmarks/bench_evidence.py [--repeat N] [--clock cpu]
 
-Reads the 110 real news pages of ``../shared/corpus/html/fundus`` (decompressed once, before
+Reads the 110 real news pages of the shared corpus's ``html/fundus`` (decompressed once, before
 timing) and prints, per stage, the median, p99 and max milliseconds per page over every page
 and repetition: the lxml parse (the floor: no reading of a page can be faster), structured
 dates (JSON-LD, microdata, OpenGraph, meta), RDFa (the opt-in extra), the fingerprint (its
@@ -34,7 +34,7 @@ from auditor.evidence.segment import cut_blocks  # noqa: E402
 from auditor.evidence.structured import read_structured  # noqa: E402
 from auditor.evidence.text import content_root  # noqa: E402
 
-#: The shared corpus beside the checkout (``../shared``), or beside a worktree's parent.
+#: The shared corpus beside the checkout, or beside a worktree's parent.
 CORPUS = next(
     (p / "shared" / "corpus" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared").is_dir()),
     ROOT.parent / "shared" / "corpus",

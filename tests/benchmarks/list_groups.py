@@ -2,7 +2,7 @@
 
 Run by hand, never by pytest:  python3 tests/benchmarks/list_groups.py
 
-Reads every sitemap of ``../shared/corpus/sitemaps`` (each sub-sitemap of each file, read
+Reads every sitemap of the shared corpus's ``sitemaps`` (each sub-sitemap of each file, read
 as a local file through the walker) and the static-site builds of ``/tmp/rs/<site>/v1..v3``
 (every sitemap file of each; their ``{{origin}}`` replaced by ``https://example.org``),
 the latter alone and against the previous version (v1->v2, v2->v3). Prints, per
@@ -128,7 +128,7 @@ def _sitemaps(folder: Path) -> list[Path]:
 
 
 def main() -> int:
-    print("== real sitemaps (../shared/corpus/sitemaps)")
+    print("== real sitemaps (the shared corpus)")
     _corpus()
     print(f"== static-site builds ({BUILDS})")
     _builds()

@@ -1,4 +1,4 @@
-"""The evidence stage over real pages in ``../shared/corpus/html`` (skipped when absent).
+"""The evidence stage over real pages of the shared corpus's ``html`` (skipped when absent).
 
 fundus: 110 news pages from 110 publishers, each carrying a modified-date marker; the gold
 file says which (JSON-LD, microdata, OpenGraph) and gives the publishing date. Measured when

@@ -1,4 +1,4 @@
-"""The change threshold on real pages (``../shared/corpus/html/fundus``, skipped when absent).
+"""The change threshold on real pages (the shared corpus's ``html/fundus``, skipped when absent).
 
 A page changed when its main content's words changed, however few (docs of
 :mod:`auditor.evidence.change`). On 110 real news pages from 30+ countries: a

@@ -1,4 +1,4 @@
-"""The walker over the shared real-world corpus (``../shared/corpus``).
+"""The walker over the shared real-world corpus (``CORPUS`` in tests/conftest.py).
 
 Real sites' sitemaps and other projects' test fixtures, read in place (never copied): as local
 files, through loopback mirrors of their original hosts, and, for robots.txt files, through
