@@ -1,6 +1,9 @@
-"""Every result the test suite produces is checked against the published JSON Schemas
-(auditor/schemas): each AuditResult and plan line as it is turned into JSON, each walk
-line the command line writes. Installed for the whole session by tests/conftest.py."""
+"""Every result the test suite's audits produce is checked against the published JSON
+Schemas (auditor/schemas): each AuditResult as an audit saves it (``save_audit``: every
+audit, one site's, the command line's or a fleet's, passes there), each plan line as it is
+turned into JSON, each walk line the command line writes. Results that unit tests build
+by hand from fakes (an inventory of ``{"urls": 1}``) are not the pipeline's and are not
+checked. Installed for the whole session by tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -17,13 +20,15 @@ from auditor.schemas import validate
 @contextmanager
 def checked_outputs() -> Iterator[None]:
     """The outputs' makers wrapped so that each output is validated as it is made."""
-    from auditor import cli
+    from auditor import audit, cli
+    from auditor.fleet import engine
     from auditor.planner.make import PlannedFetch
-    from auditor.scorer.result import AuditResult
     from auditor.walker import output
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(AuditResult, "to_dict", _validated("audit-result", AuditResult.to_dict))
+        saved = _saved_checked(audit.save_audit)
+        patch.setattr(audit, "save_audit", saved)  # audit_site's
+        patch.setattr(engine, "save_audit", saved)  # a fleet's
         patch.setattr(PlannedFetch, "to_dict", _validated("plan-line", PlannedFetch.to_dict))
         walk_writer = _lines_checked(output.write_walk_jsonl)
         patch.setattr(output, "write_walk_jsonl", walk_writer)
@@ -37,6 +42,17 @@ def _validated(name: str, to_dict: Callable[[Any], dict[str, Any]]) -> Callable[
         made = to_dict(self)
         validate(name, made)
         return made
+
+    return checked
+
+
+def _saved_checked(save: Callable[..., Any]) -> Callable[..., Any]:
+    """``save_audit`` with the AuditResult it returns validated."""
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        result = save(*args, **kwargs)
+        validate("audit-result", result.to_dict())
+        return result
 
     return checked
 

@@ -322,10 +322,11 @@ def test_a_wrong_plan_line_is_refused(outputs):
 
 def test_the_whole_suite_checks_its_outputs_against_the_schemas():
     # tests/conftest.py wraps the makers for the session (tests/contract.py)
-    from auditor import cli
+    from auditor import audit, cli
+    from auditor.fleet import engine
     from auditor.planner.make import PlannedFetch
-    from auditor.scorer.result import AuditResult
     from auditor.walker import output
 
-    makers = (AuditResult.to_dict, PlannedFetch.to_dict, cli.write_walk_jsonl, output.write_jsonl)
+    makers = (audit.save_audit, engine.save_audit, PlannedFetch.to_dict)
+    makers += (cli.write_walk_jsonl, output.write_jsonl)
     assert all(maker.__name__ == "checked" for maker in makers)
