@@ -17,9 +17,9 @@ Touches: nothing.
 
 from __future__ import annotations
 
-from urllib.parse import urljoin, urlsplit
-
 from lxml import etree
+
+from auditor.evidence.indexing import resolved
 
 __all__ = ["MAX_LINKS", "content_links"]
 
@@ -42,24 +42,13 @@ def content_links(tree: etree._Element, page_url: str) -> tuple[str, ...]:
     own = page_url.partition("#")[0]
     links: dict[str, None] = {}
     for href in found:
-        url = _absolute(str(href), page_url)
-        if url is None or url == own:
+        url = resolved(str(href), page_url)  # an absolute http(s) URL, or None
+        if url is None:
+            continue
+        url = url.partition("#")[0]
+        if url == own:
             continue
         links[url] = None
         if len(links) > MAX_LINKS:
             return ()
     return tuple(links)
-
-
-def _absolute(href: str, page_url: str) -> str | None:
-    """``href`` resolved against ``page_url``, without its fragment; None when it is no
-    http(s) URL (``mailto:``, ``javascript:``, a bare fragment) or does not parse."""
-    href = href.strip()
-    if not href or href.startswith("#"):
-        return None
-    try:
-        url = urljoin(page_url, href).partition("#")[0]
-        scheme = urlsplit(url).scheme.lower()
-    except ValueError:
-        return None
-    return url if scheme in ("http", "https") else None
