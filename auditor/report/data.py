@@ -13,6 +13,7 @@ import pandas as pd
 
 from auditor.errors import UsageError
 from auditor.scorer.result import PageObservation
+from auditor.scorer.tally import dated_by_a_child
 from auditor.terminal import short_name
 
 if TYPE_CHECKING:
@@ -173,9 +174,16 @@ def page_change(page: PageObservation) -> str:
         return "-"
     summary = page.change_summary or ("main text changed" if page.content_changed else "unchanged")
     if not page.content_changed:
-        return summary
+        return summary + _why_lastmod_moved(page)
     share = f" ({page.change_share:.0%} of its words)" if page.change_share is not None else ""
     return f"changed: {summary}{share}"
+
+
+def _why_lastmod_moved(page: PageObservation) -> str:
+    """On an unchanged list page dated by its newest child, why its lastmod moved."""
+    if page.newest_child is None or not dated_by_a_child(page):
+        return ""
+    return f"; lastmod dated by its newest child ({page.newest_child.date().isoformat()})"
 
 
 def history_points(runs: list[dict[str, Any]]) -> pd.DataFrame:

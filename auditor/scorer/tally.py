@@ -244,11 +244,14 @@ def _count_change(
 ) -> None:
     """Main content changed (C) against lastmod advanced (L). C is the comparison's, where
     the site's template is left out; pages compared before it existed use the exact hash.
-    A page whose lastmod advanced while only its own template differed (not the site's),
-    or a list page whose lastmod advanced to its newest child's date while its list did
-    not change (:func:`dated_by_a_child`), is ambiguous: counted apart, neither way; so is
-    a marginal change (:data:`~auditor.scorer.changes.MARGINAL_SHARE`) lastmod did not
-    follow."""
+    A page whose lastmod advanced while only its own template differed (not the site's)
+    is ambiguous: counted apart, neither way; so is a marginal change
+    (:data:`~auditor.scorer.changes.MARGINAL_SHARE`) lastmod did not follow.
+
+    A list page is judged like any page: its lastmod moving to its newest child's date
+    (:func:`dated_by_a_child`) while its own content did not change is a fetch a crawler
+    scheduling on lastmod wastes, so it counts against lastmod's precision; the child is
+    only the report's explanation of why lastmod moved."""
     if before.fp_exact is None or now.fp_exact is None:
         return
     if _too_coarse(before, now):
@@ -260,7 +263,7 @@ def _count_change(
         changed = before.fp_exact != now.fp_exact
     advanced = lastmod_advanced(before.lastmod, now.lastmod)
     own_frame = bool(now.template_changed) and not template_wide
-    if advanced and not changed and (own_frame or dated_by_a_child(now)):
+    if advanced and not changed and own_frame:
         tally.ambiguous += 1
         return
     if changed and not advanced and is_marginal(now):
@@ -277,9 +280,9 @@ def _count_change(
 def dated_by_a_child(page: PageObservation) -> bool:
     """True when the page is a list dated by its newest child: its lastmod is, at its
     precision, the newest lastmod of the children it lists (:mod:`auditor.sampler.children`).
-    Such a lastmod moves with a child's edit, which a list of titles need not show: judged
-    as a list, that move is no evidence against it (a change of the list, a child added or
-    retitled, still counts both ways)."""
+    Such a lastmod moves with a child's edit, which a list of titles need not show: the
+    report names it as the reason lastmod moved; the move still counts as any page's
+    (:func:`_count_change`)."""
     child, lastmod = page.newest_child, page.lastmod
     if child is None or lastmod is None:
         return False
