@@ -41,6 +41,7 @@ from auditor.scorer.window import (
     PageFilter,
     PastRun,
     SegmentEvidence,
+    changes_only,
     count_checks,
     gather_evidence,
 )
@@ -204,26 +205,51 @@ def _carrying(sitemap: str, lastmod: datetime) -> PageFilter:
 def _lift_by_pooled_evidence(
     segments: list[SegmentVerdict], evidence: dict[str, SegmentEvidence]
 ) -> list[SegmentVerdict]:
-    """Sub-sitemaps too small to earn trust alone share the evidence of the clean ones.
+    """Segments too small to earn trust alone share the evidence of clean ones.
 
-    When the evidence pooled over every sub-sitemap without contrary findings earns
-    trust, each of them that was sampled and only lacked evidence becomes trusted (not
-    one whose shared lastmod value still waits for its own pages' dates).
+    - Sub-sitemaps: when the evidence pooled over every segment without contrary findings
+      earns trust, each sub-sitemap that was sampled and only lacked evidence becomes
+      trusted (not one whose shared lastmod value still waits for its own pages' dates).
+    - Groups of one split file: they pool only their *across-runs change* evidence, with
+      their clean siblings of the same file (:func:`_file_change_trust`): a page whose
+      content changed when lastmod said so is evidence about the file's generator, whatever
+      its URL shape. Dates stay per group: one group's agreeing dates say nothing of a tag
+      group that carries none. A group is lifted only when it has change evidence of its
+      own; a group with contrary evidence is untrusted already, and judged on it.
     """
     clean = [s for s in segments if s.verdict in ("trusted", "inconclusive")]
     route = pooled_trust([evidence[s.key].pooled for s in clean])
-    if route is None:
-        return segments
+    by_file = _file_change_trust(clean, evidence)
     lifted = []
     for segment in segments:
-        sampled = evidence[segment.key].own.fetched > 0
+        own = evidence[segment.key]
         pending = any(r.code == "shared-timestamp" for r in segment.reasons)
-        alone = segment.group is None  # a group earns trust on its own evidence only
-        if segment.verdict == "inconclusive" and sampled and not pending and alone:
+        if segment.verdict != "inconclusive" or pending or not own.own.fetched:
+            lifted.append(segment)
+            continue
+        if segment.group is None:
+            lift = route is not None
+        else:
+            lift = by_file.get(segment.sitemap, False) and own.pooled.compared > 0
+        if lift:
             kept = tuple(r for r in segment.reasons if r.code != "unverified")
             segment = replace(segment, verdict="trusted", reasons=kept)
         lifted.append(segment)
     return lifted
+
+
+def _file_change_trust(
+    clean: list[SegmentVerdict], evidence: dict[str, SegmentEvidence]
+) -> dict[str, bool]:
+    """For each file split into groups, whether its clean groups' across-runs change
+    evidence, pooled, earns trust (and shows nothing contrary)."""
+    by_file: dict[str, Tally] = {}
+    for segment in clean:
+        if segment.group is not None:
+            by_file.setdefault(segment.sitemap, Tally()).add(
+                changes_only(evidence[segment.key].pooled)
+            )
+    return {name: pooled_trust([tally]) == "changes" for name, tally in by_file.items()}
 
 
 def _site_reasons(inputs: ScoreInputs, segments: list[SegmentVerdict]) -> list[Reason]:

@@ -34,6 +34,7 @@ __all__ = [
     "WINDOW_RUNS",
     "PastRun",
     "SegmentEvidence",
+    "changes_only",
     "count_checks",
     "gather_evidence",
     "page_tallies",
@@ -168,6 +169,11 @@ def _newest_per_page(
             if page.ok and keep(page) and page.loc not in seen:
                 seen[page.loc] = page
     return list(seen.values())
+
+
+def changes_only(tally: Tally) -> Tally:
+    """The across-runs change counts of ``tally`` alone (no dates)."""
+    return _part(tally, _CHANGE_FIELDS, with_errors=False)
 
 
 def _part(tally: Tally | None, names: tuple[str, ...], *, with_errors: bool) -> Tally:
