@@ -52,6 +52,7 @@ REASON_CODES = frozenset(
         "sitemap-unreadable",
         "groups-differ",
         "blocked",
+        "trust-kept",
     }
 )
 

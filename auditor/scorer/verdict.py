@@ -84,7 +84,32 @@ def judge_segment(
     if trust_route(evidence.pooled) is not None and shared != "pending":
         return _verdict(segment, evidence, "trusted", notes)
     unverified = words.unverified_reason(evidence, shared == "pending", name)
+    if previous == "trusted":
+        return _kept(segment, evidence, unverified, notes)
     return _verdict(segment, evidence, "inconclusive", [unverified, *notes])
+
+
+def _kept(
+    segment: SegmentDispersion, evidence: SegmentEvidence, unverified: Reason, notes: list[Reason]
+) -> SegmentVerdict:
+    """A segment trusted on the previous run, with nothing in this run against it, whose
+    evidence falls short of earning trust anew: still trusted (``trust-kept``, with what
+    it lacked), re-checked within :data:`DEFAULT_RECHECK_DAYS`.
+
+    Trust earned on evidence is lost on evidence, not on the draw: which 15 of a few
+    hundred pages a run reads decides whether one page whose date is a day off takes the
+    Wilson bound of 16 agreeing pages under the bar, or whether a group's few pages
+    reach the minimum; neither says lastmod got worse. A real Hugo site trusted on every
+    first run was inconclusive on 3 of 5 second runs that way. Contrary evidence still
+    turns it (at 99%: :func:`_confirming`), and so do the lastmod values' own flags.
+    """
+    detail = (
+        f"trusted on the previous run and nothing in this run contradicts it; {unverified.detail}"
+    )
+    reason = Reason("trust-kept", detail, unverified.segment)
+    verdict = _verdict(segment, evidence, "trusted", [reason, *notes])
+    recheck = min(verdict.recheck_days or DEFAULT_RECHECK_DAYS, DEFAULT_RECHECK_DAYS)
+    return replace(verdict, recheck_days=recheck)
 
 
 def _holds_firmly(evidence: SegmentEvidence) -> bool:

@@ -412,3 +412,37 @@ def test_trust_kept_on_doubt_keeps_the_sample_open():
     verdict = judge_segment(segment, evidence, "trusted")
     assert verdict.verdict == "trusted"
     assert segment_status(verdict, segment, evidence) == OPEN
+
+
+def test_trust_earned_before_is_kept_when_nothing_contradicts_it():
+    """Issue 31, item 7: a segment trusted on the previous run whose evidence in this run
+    falls short of the bar (one disagreeing date among 17 takes the lower bound to 0.73, a
+    matter of the draw) but holds nothing contrary stays trusted, says why, and is
+    re-checked within the default week."""
+    pages = [_page(SPREAD, i) for i in range(16)]
+    pages.append(_page(SPREAD, 16, dm_offset=-9 * 86_400.0))  # one page's date is off
+    thin = _score(_dispersion(spread=100), pages)
+    assert thin.verdict == "inconclusive"  # on its own, short of the bar
+
+    kept = _with_previous(pages, [], "trusted")
+    assert kept.verdict == "trusted" and not kept.degraded
+    (reason,) = [r for r in kept.reasons if r.code == "trust-kept"]
+    assert "nothing in this run contradicts it" in reason.detail
+    assert "0.73" in reason.detail  # what kept it from earning trust anew
+    assert kept.segments[0].recheck_days <= 7.0
+
+    earlier_inconclusive = _with_previous(pages, [], "inconclusive")
+    assert earlier_inconclusive.verdict == "inconclusive"  # trust is kept, never given
+
+
+def test_kept_trust_still_falls_to_a_condemning_flag_or_firm_contrary_evidence():
+    stamped = [_page(STAMPED, i, dm_offset=None) for i in range(6)]
+    inputs = ScoreInputs(
+        "https://s.example", NOW, {"urls": 1}, True, _dispersion(stamped=100), stamped
+    )
+    from dataclasses import replace
+
+    condemned = score(replace(inputs, previous_segments={STAMPED: "trusted"}))
+    assert condemned.verdict == "untrusted"
+    before, after = _runs(changed={0, 1, 2, 3, 4}, advanced=set())
+    assert _with_previous(after, before, "trusted").verdict == "untrusted"
