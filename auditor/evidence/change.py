@@ -49,7 +49,11 @@ class PageChange:
     in blocks that changed (0 to 1; None when only whole-text hashes could be compared);
     ``summary``: where, in words ("+2 paragraphs in the article body", "price 19.90 →
     24.90", "template only: footer"); ``template_regions``: where its template or page
-    frame differed; ``method``: ``blocks`` or ``exact`` (the whole-text fallback).
+    frame differed; ``method``: ``blocks`` or ``exact`` (the whole-text fallback);
+    ``own_regions``: where its *own* frame differed, the differences that are the site's
+    template (learned from either run, or shared by most re-fetched pages) left out: a
+    breadcrumb label or a title moved into its slot, not a sitewide footer year. None
+    when only whole-text hashes could be compared.
     """
 
     changed: bool
@@ -57,18 +61,24 @@ class PageChange:
     summary: str
     template_regions: tuple[str, ...] = ()
     method: str = "blocks"
+    own_regions: tuple[str, ...] | None = ()
 
     @property
     def template_changed(self) -> bool:
         """Template or page-frame blocks differed."""
         return bool(self.template_regions)
 
+    @property
+    def own_frame_changed(self) -> bool | None:
+        """The page's own frame differed (None: not known, whole-text comparison)."""
+        return None if self.own_regions is None else bool(self.own_regions)
+
 
 def compare_exact(old_exact: str, new_exact: str) -> PageChange:
     """The fallback: whole main-text hashes only."""
     changed = old_exact != new_exact
     summary = "main text changed (whole-text hash)" if changed else "unchanged"
-    return PageChange(changed, None, summary, method="exact")
+    return PageChange(changed, None, summary, method="exact", own_regions=None)
 
 
 def compare_blocks(
@@ -98,18 +108,30 @@ def compare_blocks(
     gone, came = [b for b in removed if counts(b)], [b for b in added if counts(b)]
     frame = [b for b in (*removed, *added) if not counts(b)]
     regions = tuple(sorted({b.region_name for b in frame}, key=REGIONS.index))
+    own = _own_regions(frame, templated, stable)
     if _same_words(gone, came):
         summary = "template only: " + ", ".join(regions) if regions else "unchanged"
         if gone or came:
             summary = "same words, new markup" + (f"; {summary}" if regions else "")
-        return PageChange(False, 0.0, summary, regions)
+        return PageChange(False, 0.0, summary, regions, own_regions=own)
     moved_ids = {id(b) for b in (*gone, *came)}
     before = [b for b in old if counts(b) and (id(b) not in templated or id(b) in moved_ids)]
     after = [b for b in new if counts(b) and (id(b) not in templated or id(b) in moved_ids)]
     total = sum(b.tokens for b in before) + sum(b.tokens for b in after)
     moved = sum(b.tokens for b in gone) + sum(b.tokens for b in came)
     summary = summarise_content(before, after)
-    return PageChange(True, round(moved / total, 4) if total else 1.0, summary, regions)
+    share = round(moved / total, 4) if total else 1.0
+    return PageChange(True, share, summary, regions, own_regions=own)
+
+
+def _own_regions(
+    frame: Sequence[Block], templated: Container[int], stable: Container[int]
+) -> tuple[str, ...]:
+    """The regions of the frame differences that are the page's own: not template text (a
+    block of the template in either run, or a difference most re-fetched pages share), or
+    template text that stayed put sitewide while this page alone gained or lost it."""
+    own = {b.region_name for b in frame if id(b) not in templated or b.hash in stable}
+    return tuple(sorted(own, key=REGIONS.index))
 
 
 def _differences(old: Sequence[Block], new: Sequence[Block]) -> tuple[list[Block], list[Block]]:

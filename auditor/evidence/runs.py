@@ -107,7 +107,10 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
                 slots | shared_slots,
             )
             if old.exact == new.exact and change.changed:  # the main text says otherwise
-                change = PageChange(False, 0.0, "unchanged", change.template_regions)
+                change = PageChange(
+                    False, 0.0, "unchanged", change.template_regions,
+                    own_regions=change.own_regions,
+                )  # fmt: skip
         else:
             change = compare_exact(old.exact or "", new.exact or "")
         changes[new.key] = change

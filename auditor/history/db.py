@@ -136,6 +136,10 @@ _CONDITIONAL_SITEMAPS = (
 #: a list dated by it as a list. Old rows read as None: their pages are judged as before.
 _LIST_PAGES = ("ALTER TABLE pages ADD COLUMN newest_child TEXT",)
 
+#: Whether a compared page's own frame differed, the site's template left out (the scorer
+#: excuses a lastmod that moved with it). Old rows read as None: judged as before.
+_OWN_FRAME = ("ALTER TABLE pages ADD COLUMN own_frame_changed INTEGER",)
+
 #: Every migration, in order; the version (SQLite ``PRAGMA user_version``, PostgreSQL the
 #: rows of ``schema_migrations``) counts those applied.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -151,6 +155,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0010-fleet-plans", FLEET_PLANS),
     Migration("0011-latest-views", LATEST_VIEWS),
     Migration("0012-list-pages", _LIST_PAGES),
+    Migration("0013-own-frame", _OWN_FRAME),
 )
 
 

@@ -62,7 +62,13 @@ _PAGE_INSTANTS = frozenset(
     }
 )
 _PAGE_FLAGS = frozenset(
-    {"date_modified_credible", "truncated", "content_changed", "template_changed"}
+    {
+        "date_modified_credible",
+        "truncated",
+        "content_changed",
+        "template_changed",
+        "own_frame_changed",
+    }
 )
 _TWO_64 = 1 << 64
 _TWO_63 = 1 << 63

@@ -53,6 +53,7 @@ def compare_pages(
                 template_changed=change.template_changed,
                 template_regions=", ".join(change.template_regions) or None,
                 change_method=change.method,
+                own_frame_changed=change.own_frame_changed,
             )
         compared.append(page)
     return compared

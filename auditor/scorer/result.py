@@ -340,6 +340,9 @@ class PageObservation:
     template_changed: bool | None = None  # its template or page frame differed
     template_regions: str | None = None  # where, comma-separated: "footer, sidebar"
     change_method: str | None = None  # "blocks", or "exact" (whole-text hash, older fetches)
+    #: Its own frame differed: the frame differences that are the site's template (in
+    #: either run, or shared by most re-fetched pages) left out (None in older rows).
+    own_frame_changed: bool | None = None
     # What the page said of its indexing (auditor.evidence.indexing; None in older rows):
     final_url: str | None = None  # after the redirects followed
     noindex: str | None = None  # where it said noindex: "meta", "header"

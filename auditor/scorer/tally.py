@@ -244,8 +244,9 @@ def _count_change(
 ) -> None:
     """Main content changed (C) against lastmod advanced (L). C is the comparison's, where
     the site's template is left out; pages compared before it existed use the exact hash.
-    A page whose lastmod advanced while only its own template differed (not the site's)
-    is ambiguous: counted apart, neither way; so is a marginal change
+    A page whose lastmod advanced while only its own frame differed (a breadcrumb label,
+    a title moved into its slot: :func:`_own_frame_changed`, the site's template left out
+    even when it changed too) is ambiguous: counted apart, neither way; so is a marginal change
     (:data:`~auditor.scorer.changes.MARGINAL_SHARE`) lastmod did not follow.
 
     A list page is judged like any page: its lastmod moving to its newest child's date
@@ -262,7 +263,7 @@ def _count_change(
     else:
         changed = before.fp_exact != now.fp_exact
     advanced = lastmod_advanced(before.lastmod, now.lastmod)
-    own_frame = bool(now.template_changed) and not template_wide
+    own_frame = _own_frame_changed(now, template_wide)
     if advanced and not changed and own_frame:
         tally.ambiguous += 1
         return
@@ -275,6 +276,16 @@ def _count_change(
     tally.both += changed and advanced
     days = (now.fetched_at - before.fetched_at).total_seconds() / 86_400
     tally.interval_days.append(max(days, 0.0))
+
+
+def _own_frame_changed(page: PageObservation, template_wide: bool) -> bool:
+    """The page's own frame differed: the comparison says so with the site's template
+    left out (a sitewide footer year does not hide a page's own breadcrumb edit); rows
+    compared before that was kept fall back to "its frame differed and the site's
+    template did not move on most pages"."""
+    if page.own_frame_changed is not None:
+        return page.own_frame_changed
+    return bool(page.template_changed) and not template_wide
 
 
 def dated_by_a_child(page: PageObservation) -> bool:

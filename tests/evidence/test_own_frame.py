@@ -1,0 +1,57 @@
+"""A page's own frame, told apart from the site's template (issue 31, item 2).
+
+A sitewide footer-year change moves the template of every page; a stub page whose only
+edit is its breadcrumb label moved its *own* frame. The scorer excuses a lastmod that
+moved with a page's own frame (neither for nor against it), so the comparison must tell
+the two apart even when both happen between the same two runs.
+"""
+
+from __future__ import annotations
+
+from auditor.evidence.fingerprint import fingerprint_tree
+from auditor.evidence.page import parse_html
+from auditor.evidence.runs import Fetch, compare_runs
+
+TOPICS = ["install", "configure", "upgrade", "backup", "restore", "monitor", "tune", "debug"]
+
+
+def _page(topic: str, crumb: str, year: int) -> str:
+    return (
+        "<html><body><header>Example Docs</header><main>"
+        f"<nav class='breadcrumb'><a href='/'>Docs</a> / <a href='/{topic}'>{crumb}</a></nav>"
+        f"<h1>How to {topic}</h1><p>This page explains how to {topic} the server in a few"
+        f" steps, with the commands to run and what each of them prints.</p></main>"
+        f"<footer>© {year} Example Project. All rights reserved.</footer></body></html>"
+    )
+
+
+def _fetches(year: int, crumbs: dict[str, str] | None = None) -> list[Fetch]:
+    crumbs = crumbs or {}
+    out = []
+    for topic in TOPICS:
+        html = _page(topic, crumbs.get(topic, topic.title()), year)
+        fp = fingerprint_tree(parse_html(html.encode()))
+        out.append(Fetch(f"/{topic}", "docs", fp.exact, fp.simhash, fp.blocks))
+    return out
+
+
+def test_a_breadcrumb_edit_is_the_page_s_own_frame_beside_a_sitewide_footer_year():
+    result = compare_runs(_fetches(2025, {"tune": "Tuning"}), _fetches(2024))
+
+    assert not any(c.changed for c in result.pages.values())
+    assert all(c.template_changed for c in result.pages.values())  # the footer, everywhere
+    assert result.template is not None and "footer" in result.template.regions
+    own = {key for key, c in result.pages.items() if c.own_frame_changed}
+    assert own == {"/tune"}
+
+
+def test_without_a_template_change_the_own_frame_is_the_frame():
+    result = compare_runs(_fetches(2024, {"tune": "Tuning"}), _fetches(2024))
+    assert {key for key, c in result.pages.items() if c.own_frame_changed} == {"/tune"}
+    assert {key for key, c in result.pages.items() if c.template_changed} == {"/tune"}
+
+
+def test_whole_text_comparisons_do_not_know_the_own_frame():
+    old = [Fetch(f.key, f.group, f.exact, f.simhash, None) for f in _fetches(2024)]
+    result = compare_runs(_fetches(2025), old)
+    assert {c.own_frame_changed for c in result.pages.values()} == {None}
