@@ -87,6 +87,7 @@ def compare_blocks(
     template: Container[int] = frozenset(),
     stable: Container[int] = frozenset(),
     slots: Container[tuple[int, int]] | None = None,
+    recurring: Container[int] = frozenset(),
 ) -> PageChange:
     """Compare two fetches of a page (module docstring). ``template`` holds the hashes of
     the site's template blocks (learned from either run); ``stable`` those of them that
@@ -95,7 +96,8 @@ def compare_blocks(
     a common price) is this page's own edit, and counts when it is content. ``slots``, when
     given, are the (hash, tag path) pairs where template texts fill their slot: a page
     holding a template text in its slot and again elsewhere (a licence page quoting the
-    footer) has its own copy, which is not template."""
+    footer) has its own copy, which is not template. ``recurring`` holds the differences
+    several re-fetched pages show identically: never a page's *own* frame."""
     templated = _templated(old, template, slots) | _templated(new, template, slots)
 
     def counts(block: Block) -> bool:
@@ -108,7 +110,7 @@ def compare_blocks(
     gone, came = [b for b in removed if counts(b)], [b for b in added if counts(b)]
     frame = [b for b in (*removed, *added) if not counts(b)]
     regions = tuple(sorted({b.region_name for b in frame}, key=REGIONS.index))
-    own = _own_regions(frame, templated, stable)
+    own = _own_regions(frame, templated, stable, recurring)
     if _same_words(gone, came):
         summary = "template only: " + ", ".join(regions) if regions else "unchanged"
         if gone or came:
@@ -125,12 +127,20 @@ def compare_blocks(
 
 
 def _own_regions(
-    frame: Sequence[Block], templated: Container[int], stable: Container[int]
+    frame: Sequence[Block],
+    templated: Container[int],
+    stable: Container[int],
+    recurring: Container[int],
 ) -> tuple[str, ...]:
     """The regions of the frame differences that are the page's own: not template text (a
     block of the template in either run, or a difference most re-fetched pages share), or
-    template text that stayed put sitewide while this page alone gained or lost it."""
-    own = {b.region_name for b in frame if id(b) not in templated or b.hash in stable}
+    template text that stayed put sitewide while this page alone gained or lost it; and
+    not a difference that ``recurring`` says several re-fetched pages show identically."""
+    own = {
+        b.region_name
+        for b in frame
+        if (id(b) not in templated or b.hash in stable) and b.hash not in recurring
+    }
     return tuple(sorted(own, key=REGIONS.index))
 
 

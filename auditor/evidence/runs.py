@@ -91,7 +91,7 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
     with_blocks = [
         (old, new) for old, new in pairs if old.key in old_blocks and new.key in new_blocks
     ]
-    shared, shared_slots = _shared_differences(
+    shared, shared_slots, recurring = _shared_differences(
         [(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks]
     )
     changes: dict[str, PageChange] = {}
@@ -105,6 +105,7 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
                 either | shared,
                 both - shared,
                 slots | shared_slots,
+                recurring,
             )
             if old.exact == new.exact and change.changed:  # the main text says otherwise
                 change = PageChange(
@@ -165,12 +166,16 @@ def _grouped(
 
 def _shared_differences(
     pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]],
-) -> tuple[frozenset[int], frozenset[tuple[int, int]]]:
-    """Block hashes added (or removed) on most compared pages: a template change; and the
-    slots (hash and tag path) where most pages show it."""
+) -> tuple[frozenset[int], frozenset[tuple[int, int]], frozenset[int]]:
+    """Block hashes added (or removed) on most compared pages: a template change; the
+    slots (hash and tag path) where most pages show it; and the hashes added (or removed)
+    identically on at least :data:`MIN_PAGES` pages, however few that is of the panel: a
+    difference that recurs is no page's own frame (a tag cloud reordered on every tag
+    page, while the tag pages are a fifth of the panel), whether or not it is the whole
+    site's template."""
     need = max(MIN_PAGES, math.ceil(SHARED_SHARE * len(pairs)))
-    if len(pairs) < need:
-        return frozenset(), frozenset()
+    if len(pairs) < MIN_PAGES:
+        return frozenset(), frozenset(), frozenset()
     added: Counter[int] = Counter()
     removed: Counter[int] = Counter()
     in_slot: Counter[tuple[int, int]] = Counter()
@@ -181,7 +186,11 @@ def _shared_differences(
         removed.update(old_hashes - new_hashes)
         in_slot.update((new_slots - old_slots) | (old_slots - new_slots))
     hashes = frozenset(h for counts in (added, removed) for h, n in counts.items() if n >= need)
-    return hashes, frozenset(s for s, n in in_slot.items() if n >= need and s[0] in hashes)
+    slots = frozenset(s for s, n in in_slot.items() if n >= need and s[0] in hashes)
+    recurring = frozenset(
+        h for counts in (added, removed) for h, n in counts.items() if n >= MIN_PAGES
+    )
+    return hashes, slots, recurring
 
 
 def template_change(regions: Sequence[tuple[str, ...]]) -> TemplateChange | None:

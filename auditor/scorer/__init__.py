@@ -230,7 +230,8 @@ def _lift_by_pooled_evidence(
         if segment.group is None:
             lift = route is not None
         else:
-            lift = by_file.get(segment.sitemap, False) and own.pooled.compared > 0
+            lift = segment.material and by_file.get(segment.sitemap, False)
+            lift = lift and own.pooled.compared > 0
         if lift:
             kept = tuple(r for r in segment.reasons if r.code != "unverified")
             segment = replace(segment, verdict="trusted", reasons=kept)
@@ -241,11 +242,13 @@ def _lift_by_pooled_evidence(
 def _file_change_trust(
     clean: list[SegmentVerdict], evidence: dict[str, SegmentEvidence]
 ) -> dict[str, bool]:
-    """For each file split into groups, whether its clean groups' across-runs change
-    evidence, pooled, earns trust (and shows nothing contrary)."""
+    """For each file split into groups, whether its clean material groups' across-runs
+    change evidence, pooled, earns trust (and shows nothing contrary). The leftover group
+    under the material share (a home page, a few odd URLs) neither lifts nor sinks its
+    file: it is judged on its own, as it decides no site verdict."""
     by_file: dict[str, Tally] = {}
     for segment in clean:
-        if segment.group is not None:
+        if segment.group is not None and segment.material:
             by_file.setdefault(segment.sitemap, Tally()).add(
                 changes_only(evidence[segment.key].pooled)
             )

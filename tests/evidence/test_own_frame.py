@@ -15,9 +15,9 @@ from auditor.evidence.runs import Fetch, compare_runs
 TOPICS = ["install", "configure", "upgrade", "backup", "restore", "monitor", "tune", "debug"]
 
 
-def _page(topic: str, crumb: str, year: int) -> str:
+def _page(topic: str, crumb: str, year: int, aside: str = "") -> str:
     return (
-        "<html><body><header>Example Docs</header><main>"
+        f"<html><body><header>Example Docs</header>{aside}<main>"
         f"<nav class='breadcrumb'><a href='/'>Docs</a> / <a href='/{topic}'>{crumb}</a></nav>"
         f"<h1>How to {topic}</h1><p>This page explains how to {topic} the server in a few"
         f" steps, with the commands to run and what each of them prints.</p></main>"
@@ -25,11 +25,13 @@ def _page(topic: str, crumb: str, year: int) -> str:
     )
 
 
-def _fetches(year: int, crumbs: dict[str, str] | None = None) -> list[Fetch]:
-    crumbs = crumbs or {}
+def _fetches(
+    year: int, crumbs: dict[str, str] | None = None, asides: dict[str, str] | None = None
+) -> list[Fetch]:
+    crumbs, asides = crumbs or {}, asides or {}
     out = []
     for topic in TOPICS:
-        html = _page(topic, crumbs.get(topic, topic.title()), year)
+        html = _page(topic, crumbs.get(topic, topic.title()), year, asides.get(topic, ""))
         fp = fingerprint_tree(parse_html(html.encode()))
         out.append(Fetch(f"/{topic}", "docs", fp.exact, fp.simhash, fp.blocks))
     return out
@@ -55,3 +57,16 @@ def test_whole_text_comparisons_do_not_know_the_own_frame():
     old = [Fetch(f.key, f.group, f.exact, f.simhash, None) for f in _fetches(2024)]
     result = compare_runs(_fetches(2025), old)
     assert {c.own_frame_changed for c in result.pages.values()} == {None}
+
+
+def test_a_difference_several_pages_share_is_no_page_s_own_frame():
+    """A tag cloud reordered on the three pages that carry it (too few of the panel to be
+    the site's template, or shared by most re-fetched pages) moved with a template of
+    their own kind: not any one page's own frame."""
+    tagged = TOPICS[:3]
+    before = {t: "<aside class='tags'>alpha beta gamma delta</aside>" for t in tagged}
+    after = {t: "<aside class='tags'>gamma beta delta alpha</aside>" for t in tagged}
+    result = compare_runs(_fetches(2025, asides=after), _fetches(2024, asides=before))
+
+    assert all(result.pages[f"/{t}"].template_changed for t in tagged)
+    assert not any(c.own_frame_changed for c in result.pages.values())

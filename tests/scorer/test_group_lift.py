@@ -100,3 +100,26 @@ def test_a_group_with_contrary_evidence_of_its_own_is_judged_on_it():
     assert groups["/tags/*"].verdict == "untrusted"
     assert "lastmod-without-change" in {r.code for r in groups["/tags/*"].reasons}
     assert result.verdict == "partial"
+
+
+def test_a_leftover_group_neither_lifts_nor_sinks_its_file():
+    """The leftover ``other`` group (the home page, under the material share) is judged on
+    its own: its one changed page that lastmod missed does not hold the file's material
+    groups back, and it is not lifted by them."""
+    posts_before, posts_now = _panel("posts", 12, changes=1)
+    docs_before, docs_now = _panel("docs", 12, changes=2)
+    home_before, home_now = _pair("", 0, changed=True, advanced=False)
+    home_before = replace(home_before, loc="https://s.example/")
+    home_now = replace(home_now, loc="https://s.example/")
+    entries = _entries(("posts", "docs"))
+    entries.append(SitemapEntry("https://s.example/", lastmod_of(0), "second", "x", FILE))
+    result = run_score(
+        dispersion(entries),
+        posts_now + docs_now + [home_now],
+        [(EARLIER, posts_before + docs_before + [home_before])],
+    )
+
+    groups = _by_group(result)
+    assert groups["/posts/*"].verdict == groups["/docs/*"].verdict == "trusted"
+    assert groups["other"].verdict == "inconclusive"
+    assert result.verdict == "trusted"  # the leftover does not decide the site
