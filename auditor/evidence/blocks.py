@@ -11,17 +11,28 @@ keeps no text, only:
 - ``marks``: on code blocks, the same sum over its punctuation and symbols, one character
   a token (in code they are syntax: ``['a', b]`` → ``('a', b)`` is an edit; in prose a
   theme's pilcrows and quote styles are markup, so prose keeps none);
+- ``case``: what its words' case adds to ``bag``: the sum of the CRC-32s of its words as
+  written less ``bag``, in 16 bits (0 when casefold changes none of its words). "Thesis
+  title" → "Thesis Title" leaves ``hash`` and ``bag`` as they were and moves ``case``;
+  it adds up over blocks as ``bag`` does. 16 bits: a change of case goes unseen once in
+  65,536, for 2 bytes a block instead of 4 (most blocks of prose hold a capital);
 - ``tokens``: its word count; ``path``: 16 bits of its block-level tag path (for the
   template's slots); ``region``: where on the page it sits (:data:`REGIONS`); ``tag``:
   what it is (:data:`TAGS`); ``flags``: in the content root, boilerplate, link-dense;
-- ``numbers``: on content blocks, up to :data:`MAX_NUMBERS` numbers, each with the word
-  before and after it (``("price", "19.90", "")``, ``("", "12,400", "residents")``), so a
-  summary can say ``price 19.90 → 24.90`` or ``12,400 → 12,450 residents``.
+- ``numbers``: on content blocks and on lists of links in the root, up to
+  :data:`MAX_NUMBERS` numbers, each with the word before and after it (``("price",
+  "19.90", "")``, ``("", "12,400", "residents")``), so a summary can say ``price 19.90 →
+  24.90`` or ``12,400 → 12,450 residents``, and a list entry edited in place be told
+  (``foo-5.1.0.tar.gz`` → ``foo-5.3.0.tar.gz``).
 
 :func:`encode_blocks` packs them (about 16 bytes a block) with a version byte:
 blocks of another :data:`BLOCKS_VERSION` are never compared, so an upgrade of the
-segmentation cannot read as change. Version 1 (before ``marks``) is still read, its
-code blocks without marks: a comparison with them weighs words only, as version 1 did.
+segmentation cannot read as change. ``hash`` and ``bag`` are the same in every version
+read. Version 1 (before ``marks``) is still read, its code blocks without marks: a
+comparison with them weighs words only, as version 1 did. Version 2 (before ``case``)
+is read with ``case`` unknown (None): a comparison with it ignores case, as version 2
+did. Version 3 stores ``case`` only where it is not 0 (code and lists of lower-case
+words have none), 2 bytes then.
 
 Touches: nothing.
 """
@@ -51,9 +62,9 @@ __all__ = [
 ]
 
 #: Bumped whenever segmentation, normalisation or hashing changes what a block is.
-BLOCKS_VERSION = 2  # 2: code blocks' marks
+BLOCKS_VERSION = 3  # 2: code blocks' marks; 3: words' case, numbers of lists of links
 #: Versions still read (their blocks are compared as they were).
-READABLE_VERSIONS = frozenset({1, BLOCKS_VERSION})
+READABLE_VERSIONS = frozenset({1, 2, BLOCKS_VERSION})
 #: Numbers (with the word before each) kept per content block.
 MAX_NUMBERS = 6
 #: Where a block sits, by its nearest landmark (tag, ARIA role, class or id words).
@@ -83,6 +94,10 @@ _HEADER = struct.Struct("<BI")  # version, block count
 _BLOCK = struct.Struct("<IIHHBBBB")  # hash, bag, tokens, path, region, tag, flags, numbers
 _MARKS = struct.Struct("<I")  # follows the block when its numbers byte has _HAS_MARKS
 _HAS_MARKS = 0x80
+_CASE = struct.Struct("<H")  # follows the block (and its marks) when it has _HAS_CASE
+_HAS_CASE = 0x40
+_MASK16 = 0xFFFF
+_COUNT = 0x3F  # the numbers byte's count of numbers (at most MAX_NUMBERS)
 _MASK32 = 0xFFFFFFFF
 
 
@@ -99,6 +114,7 @@ class Block:
     flags: int
     numbers: tuple[tuple[str, str, str], ...] = ()  # (word before, number, word after)
     marks: int | None = None  # code blocks: the sum of their punctuation's hashes
+    case: int | None = None  # what its words' case adds to bag, 16 bits (None: unknown)
 
     @property
     def in_root(self) -> bool:
@@ -137,14 +153,18 @@ def encode_blocks(blocks: Sequence[Block], version: int = BLOCKS_VERSION) -> byt
     for b in blocks:
         numbers = b.numbers[:MAX_NUMBERS]
         marked = b.marks is not None and version >= 2
+        cased = bool(b.case) and version >= 3
+        count = len(numbers) | (_HAS_MARKS if marked else 0) | (_HAS_CASE if cased else 0)
         parts.append(
             _BLOCK.pack(
                 b.hash & _MASK32, b.bag & _MASK32, min(b.tokens, 0xFFFF), b.path & 0xFFFF,
-                b.region, b.tag, b.flags, len(numbers) | (_HAS_MARKS if marked else 0),
+                b.region, b.tag, b.flags, count,
             )
         )  # fmt: skip
         if marked:
             parts.append(_MARKS.pack((b.marks or 0) & _MASK32))
+        if cased:
+            parts.append(_CASE.pack((b.case or 0) & _MASK16))
         for before, number, after in numbers:
             parts.append(_short(before) + _short(number) + _short(after))
     return b"".join(parts)
@@ -179,7 +199,7 @@ def decode_blocks(data: bytes | None) -> tuple[Block, ...]:
 
 
 def _decode(data: bytes) -> Iterable[Block]:
-    _, count = _HEADER.unpack_from(data)
+    version, count = _HEADER.unpack_from(data)
     offset = _HEADER.size
     for _ in range(count):
         hash_, bag, tokens, path, region, tag, flags, n = _BLOCK.unpack_from(data, offset)
@@ -188,14 +208,17 @@ def _decode(data: bytes) -> Iterable[Block]:
         if n & _HAS_MARKS:
             (marks,) = _MARKS.unpack_from(data, offset)
             offset += _MARKS.size
-            n &= ~_HAS_MARKS
+        case = 0 if version >= 3 else None  # before version 3: unknown
+        if n & _HAS_CASE:
+            (case,) = _CASE.unpack_from(data, offset)
+            offset += _CASE.size
         numbers = []
-        for _ in range(n):
+        for _ in range(n & _COUNT):
             before, offset = _read_short(data, offset)
             number, offset = _read_short(data, offset)
             after, offset = _read_short(data, offset)
             numbers.append((before, number, after))
-        yield Block(hash_, bag, tokens, path, region, tag, flags, tuple(numbers), marks)
+        yield Block(hash_, bag, tokens, path, region, tag, flags, tuple(numbers), marks, case)
 
 
 def _read_short(data: bytes, offset: int) -> tuple[str, int]:

@@ -9,8 +9,12 @@
    "Colour: green" row).
 2. A difference that shows *identically* on most re-fetched pages (the same block added,
    or removed, on at least ``max(MIN_PAGES, SHARED_SHARE · compared)`` of them) is a
-   template change too, even where the template learned from one run missed it.
+   template change too, even where the template learned from one run missed it; so is
+   a change of case in the same slot (tag path) on as many pages (a theme writing every
+   title in capitals: each page's title differs, the change is the theme's).
 3. Each re-fetched page is then compared block by block (:mod:`auditor.evidence.change`).
+   Where its whole main text (the case-folded ``exact`` hash) is the same in both runs,
+   it did not change, unless its words changed case (which that hash cannot see).
 4. The site's template changed when at least half of the compared pages show template
    differences; the regions named are those that differ on at least half of those pages.
 
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from auditor.evidence.blocks import Block, decode_blocks
 from auditor.evidence.change import PageChange, compare_blocks, compare_exact
 from auditor.evidence.fingerprint import simhash_distance
+from auditor.evidence.matching import recased_slots
 from auditor.evidence.template import MIN_PAGES, learn_templates
 
 __all__ = [
@@ -91,9 +96,9 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
     with_blocks = [
         (old, new) for old, new in pairs if old.key in old_blocks and new.key in new_blocks
     ]
-    shared, shared_slots, recurring = _shared_differences(
-        [(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks]
-    )
+    compared = [(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks]
+    shared, shared_slots, recurring = _shared_differences(compared)
+    case_slots = _shared_case_changes(compared)
     changes: dict[str, PageChange] = {}
     distances: dict[str, int] = {}
     for old, new in pairs:
@@ -105,9 +110,10 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
                 either | shared,
                 both - shared,
                 slots | shared_slots,
+                case_slots,
                 recurring,
             )
-            if old.exact == new.exact and change.changed:  # the main text says otherwise
+            if old.exact == new.exact and change.changed and not change.recased:
                 change = PageChange(
                     False, 0.0, "unchanged", change.template_regions,
                     own_regions=change.own_regions,
@@ -191,6 +197,17 @@ def _shared_differences(
         h for counts in (added, removed) for h, n in counts.items() if n >= MIN_PAGES
     )
     return hashes, slots, recurring
+
+
+def _shared_case_changes(pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]]) -> set[int]:
+    """The slots (tag paths) where most compared pages show a change of case."""
+    need = max(MIN_PAGES, math.ceil(SHARED_SHARE * len(pairs)))
+    if len(pairs) < need:
+        return set()
+    pages: Counter[int] = Counter()
+    for old, new in pairs:
+        pages.update(recased_slots(old, new))
+    return {path for path, n in pages.items() if n >= need}
 
 
 def template_change(regions: Sequence[tuple[str, ...]]) -> TemplateChange | None:

@@ -20,7 +20,9 @@ frame, this walk keeps every block of the body and marks each:
 
 Text is normalised as the fingerprint's (NFKC, case-folded, volatile tokens removed),
 and counters that move without an edit are removed too: "12 comments", "1,234 views",
-"3 days ago", "5 min read".
+"3 days ago", "5 min read" (:func:`~auditor.evidence.text.normalise_blocks`). A block
+whose text casefold changes is also read with its case kept, the same tokens removed,
+for its ``case``; a block casefold leaves as it is has a ``case`` of 0.
 
 Touches: nothing.
 """
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 import zlib
 
 from lxml import etree
@@ -46,9 +47,9 @@ from auditor.evidence.blocks import (
 from auditor.evidence.text import (
     MAX_BOILERPLATE_SHARE,
     NEVER_CONTENT,
-    VOLATILE,
     WORD,
     Lengths,
+    normalise_blocks,
 )
 
 __all__ = ["BLOCK_TAGS", "LINK_DENSITY", "MAX_BLOCKS", "cut_blocks", "cut_blocks_with_text"]
@@ -109,21 +110,13 @@ for _region, _names in (
 #: Frame words that are content inside an article (its own header and footer).
 _FRAME_WORD_REGION = {"header": _R["header"], "masthead": _R["header"], "footer": _R["footer"]}
 _SPLIT = re.compile(r"[\s_\-]+")
-_COUNTERS = re.compile(
-    r"\b\d[\d,.]*\s?[km]?\s*(?:views?|comments?|likes?|shares?|repl(?:y|ies)|responses?"
-    r"|reactions?|votes?|reads?|retweets?|followers?)\b"
-    r"|\b(?:views?|comments?|likes?|shares?|replies|responses|reactions|votes)\s*[:(]\s*"
-    r"\d[\d,.]*[km]?\b"
-    r"|\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b"
-    r"|\b\d+\s*(?:min(?:ute)?s?)\s+read\b"
-)
 #: Punctuation and symbols, one a token: a code block's ``marks`` (in code they are syntax).
 _MARKS = re.compile(r"[^\w\s]")
-_DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _BEFORE = re.compile(r"([^\W\d]+)\W{0,3}$")
 _AFTER = re.compile(r"[^\w.,]{0,3}([^\W\d]+)")
 _MASK32 = 0xFFFFFFFF
+_MASK16 = 0xFFFF
 _PAGER = 128  # a flush-time mark: the block holds a rel=prev/next link
 
 
@@ -251,34 +244,37 @@ class _Cutter:
 
     def _finish(self) -> None:
         """Normalise every block's text at once and hash each block."""
-        texts = _normalise_all([raw for raw, _, _ in self.pending])
+        texts, cased = normalise_blocks([raw for raw, _, _ in self.pending])
         kept: list[str] = []
         paths: dict[str, int] = {}
-        for text, (_, owner, flags) in zip(texts, self.pending, strict=True):
+        for text, original, (_, owner, flags) in zip(texts, cased, self.pending, strict=True):
             text = " ".join(text.split())
             words = WORD.findall(text)
             if not words:
                 continue
             region = _R["navigation"] if flags & _PAGER else owner.region
             flags &= ~_PAGER
-            content = flags & (IN_ROOT | BOILERPLATE | LINK_DENSE) == IN_ROOT
+            bag = _bag(words)
             path = paths.get(owner.path)
             if path is None:
                 path = paths[owner.path] = zlib.crc32(owner.path.encode()) & 0xFFFF
             block = Block(
-                _text_hash(text), _bag(words), len(words), path, region, owner.tag, flags,
-                _numbers(text) if content else (),
+                _text_hash(text), bag, len(words), path, region, owner.tag, flags,
+                _numbers(text) if flags & (IN_ROOT | BOILERPLATE) == IN_ROOT else (),
                 _bag(_MARKS.findall(text)) if owner.tag == CODE_BLOCK else None,
+                0 if original is None else _case(original, words, bag),
             )  # fmt: skip
             self.blocks.append(block)
             kept.append(text)
-        rest = (
-            " ".join(_normalise_all(["\n".join(self.overflow)])[0].split()) if self.overflow else ""
+        rest, rest_cased = (
+            normalise_blocks(["\n".join(self.overflow)]) if self.overflow else ([], [])
         )
-        if self.blocks and (len(self.blocks) > MAX_BLOCKS or rest):
+        text = " ".join(rest[0].split()) if rest else ""
+        if self.blocks and (len(self.blocks) > MAX_BLOCKS or text):
             cut = min(len(self.blocks), MAX_BLOCKS - 1)
-            self.blocks[cut:] = [_folded(self.blocks[cut:] or self.blocks[-1:], kept[cut:], rest)]
-            kept[cut:] = ["\n".join([*kept[cut:], rest])]
+            last = _folded(self.blocks[cut:] or self.blocks[-1:], kept[cut:], text, rest_cased)
+            self.blocks[cut:] = [last]
+            kept[cut:] = ["\n".join([*kept[cut:], text])]
         self.texts = kept if self.keep_text else None
 
     def _frame(self, element: etree._Element, tag: str, parent: _Frame) -> _Frame:
@@ -332,19 +328,13 @@ def _landmark(element: etree._Element, in_article: bool) -> int | None:
     return None
 
 
-def _normalise_all(raws: list[str]) -> list[str]:
-    """Each text NFKC'd and case-folded, volatile tokens and counters removed. The regexes
-    run once over the texts that hold a digit (every pattern needs one), joined by NUL."""
-    if not raws:
-        return []
-    texts = unicodedata.normalize("NFKC", "\x00".join(raws)).casefold().split("\x00")
-    numbered = [i for i, text in enumerate(texts) if _DIGIT.search(text)]
-    if numbered:
-        joined = "\x00".join(texts[i] for i in numbered)
-        cleaned = _COUNTERS.sub(" ", VOLATILE.sub(" ", joined)).split("\x00")
-        for i, text in zip(numbered, cleaned, strict=True):
-            texts[i] = text
-    return texts
+def _case(original: str, words: list[str], bag: int) -> int:
+    """What the case of the words of ``original`` adds to their ``bag`` (16 bits); 0 when
+    they are not as many as the block's case-folded ``words`` (a letter whose folding
+    splits a word, as ``İ`` does, or a volatile token read differently: the block's case
+    is then read as unchanged, the same way every time)."""
+    cased = WORD.findall(original)
+    return 0 if len(cased) != len(words) else (_bag(cased) - bag) & _MASK16
 
 
 def _text_hash(text: str) -> int:
@@ -356,16 +346,23 @@ def _bag(words: list[str]) -> int:
     return sum(map(zlib.crc32, map(str.encode, words))) & _MASK32
 
 
-def _folded(blocks: list[Block], texts: list[str], rest: str) -> Block:
+def _folded(
+    blocks: list[Block], texts: list[str], rest: str, rest_cased: list[str | None]
+) -> Block:
     """One block standing for ``blocks`` (past MAX_BLOCKS) and the ``rest`` of the text
-    (past the pending cap): their texts hashed together, their words summed."""
+    (past the pending cap, ``rest_cased`` with its case where that differs): their texts
+    hashed together, their words summed."""
     first = blocks[0]
     words = WORD.findall(rest)
+    bag = _bag(words)
+    original = rest_cased[0] if rest_cased else None
+    case = 0 if original is None else _case(original, words, bag)
     return Block(
         hash=_text_hash("\n".join([*texts, rest])),
-        bag=(sum(b.bag for b in blocks) + _bag(words)) & _MASK32,
+        bag=(sum(b.bag for b in blocks) + bag) & _MASK32,
         tokens=sum(b.tokens for b in blocks) + len(words),
         path=first.path, region=first.region, tag=first.tag, flags=first.flags,
+        case=(sum(b.case or 0 for b in blocks) + case) & _MASK16,
     )  # fmt: skip
 
 

@@ -1,6 +1,14 @@
 """Rules on page text shared by the fingerprint and the block cutter: which element is the
 content root, what is never text, which names mark page frame, how text is normalised.
 
+The fingerprint's text (:func:`normalise`) and a page's blocks
+(:func:`normalise_blocks`) are NFKC'd and case-folded, their volatile tokens removed
+(timestamps, clock times, "5 minutes ago", long hex or base64 tokens); blocks lose their
+counters too ("12 comments", "1,234 views", "3 days ago", "5 min read": the ``exact``
+hash keeps them, as it always has, so fingerprints of every age compare). The patterns
+are written for case-folded text; a block's text with its case kept (for its ``cased``
+sum) loses the same tokens through the same patterns, case ignored.
+
 Touches: nothing.
 """
 
@@ -14,6 +22,7 @@ from lxml import etree
 __all__ = [
     "BOILERPLATE_ROLES",
     "BOILERPLATE_WORDS",
+    "COUNTERS",
     "FRAME_TAGS",
     "MAX_BOILERPLATE_SHARE",
     "MIN_ROOT_SHARE",
@@ -26,6 +35,7 @@ __all__ = [
     "content_root",
     "elements",
     "normalise",
+    "normalise_blocks",
     "visible_length",
 ]
 
@@ -70,6 +80,19 @@ VOLATILE = re.compile(
     r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"  # long hex (ids, hashes)
     r"|\b(?=[a-z0-9+/]*\d)[a-z0-9+/]{24,}={0,2}",  # long base64-like tokens
 )
+#: Counters that move without an edit, removed from blocks (not from the ``exact`` text).
+COUNTERS = re.compile(
+    r"\b\d[\d,.]*\s?[km]?\s*(?:views?|comments?|likes?|shares?|repl(?:y|ies)|responses?"
+    r"|reactions?|votes?|reads?|retweets?|followers?)\b"
+    r"|\b(?:views?|comments?|likes?|shares?|replies|responses|reactions|votes)\s*[:(]\s*"
+    r"\d[\d,.]*[km]?\b"
+    r"|\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b"
+    r"|\b\d+\s*(?:min(?:ute)?s?)\s+read\b"
+)
+#: The same patterns for text whose case is kept (module docstring).
+_VOLATILE_CASED = re.compile(VOLATILE.pattern, re.IGNORECASE)
+_COUNTERS_CASED = re.compile(COUNTERS.pattern, re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _NO_SPACE_SCRIPTS = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 WORD = re.compile(rf"[{_NO_SPACE_SCRIPTS}]|[^\W{_NO_SPACE_SCRIPTS}]+")
 _MAIN = etree.XPath("(//main | //*[@role='main'])[1]")
@@ -134,3 +157,42 @@ def normalise(raw: str) -> str:
     text = unicodedata.normalize("NFKC", raw).casefold()
     text = VOLATILE.sub(" ", text)
     return " ".join(text.split())
+
+
+def normalise_blocks(raws: list[str]) -> tuple[list[str], list[str | None]]:
+    """Each block's text NFKC'd and case-folded, volatile tokens and counters removed; and
+    each with its case kept, the same tokens removed, where casefold changes it (None where
+    it does not: most code, lower-case lists). The regexes run once over the texts that
+    hold a digit (every pattern needs one), joined by NUL. Whitespace is left as it is."""
+    if not raws:
+        return [], []
+    kept = unicodedata.normalize("NFKC", "\x00".join(raws))
+    folded = kept.casefold()
+    texts = folded.split("\x00")
+    cased: list[str | None] = [None] * len(texts)
+    if folded != kept:
+        for i, (text, original) in enumerate(zip(texts, kept.split("\x00"), strict=True)):
+            if text != original:
+                cased[i] = original
+    cleaned = _clean(texts, [i for i, text in enumerate(texts) if _DIGIT.search(text)], False)
+    _clean(cased, [i for i in cleaned if cased[i] is not None], True)
+    return texts, cased
+
+
+def _clean(texts: list[str] | list[str | None], numbered: list[int], cased: bool) -> list[int]:
+    """Volatile tokens and counters removed, in place, from the ``numbered`` texts; which
+    of them lost some. (Only those are read again with their case kept: a text whose
+    case-folded form lost nothing loses nothing with its case either, and were a pattern
+    to read the two differently, the block's words would differ in number and its case
+    be read as unchanged, :func:`~auditor.evidence.segment.cut_blocks`.)"""
+    if not numbered:
+        return []
+    volatile, counters = (_VOLATILE_CASED, _COUNTERS_CASED) if cased else (VOLATILE, COUNTERS)
+    joined = "\x00".join(texts[i] or "" for i in numbered)
+    cleaned = counters.sub(" ", volatile.sub(" ", joined)).split("\x00")
+    lost = []
+    for i, text in zip(numbered, cleaned, strict=True):
+        if text != texts[i]:
+            lost.append(i)
+            texts[i] = text
+    return lost

@@ -183,6 +183,7 @@ BLOCKS = st.lists(
             max_size=6,
         ).map(tuple),
         marks=st.none() | st.integers(0, 2**32 - 1),
+        case=st.none() | st.integers(0, 2**16 - 1),
     ),
     max_size=30,
 )
@@ -214,8 +215,8 @@ def test_cut_or_foreign_bytes_decode_to_nothing_never_an_error(blocks, cut):
 def test_blocks_of_version_1_are_still_read_without_marks(blocks):
     """Stored before code blocks kept their punctuation: compared on words, as then."""
     back = decode_blocks(encode_blocks(blocks, version=1))
-    assert [(b.hash, b.bag, b.tokens, b.marks) for b in back] == [
-        (b.hash, b.bag, b.tokens, None) for b in blocks
+    assert [(b.hash, b.bag, b.tokens, b.marks, b.case) for b in back] == [
+        (b.hash, b.bag, b.tokens, None, None) for b in blocks
     ]
 
 
@@ -233,3 +234,55 @@ def test_the_page_summary_counts_the_blocks():
 
     text = summarize(read_fixture("article.html"))
     assert "  blocks:         22 (7 of the main content)" in text.splitlines()
+
+
+def test_a_block_keeps_its_words_case_beside_the_case_folded_hash():
+    """``hash`` and ``bag`` stay case-folded (identity across versions and pages); ``case``
+    is what the words' case adds, so "Thesis title" → "Thesis Title" can be told."""
+    ((first, _),) = _cut(_page("<h2>Thesis title of the year</h2>"))
+    ((second, _),) = _cut(_page("<h2>Thesis Title of the Year</h2>"))
+    assert (first.hash, first.bag, first.tokens) == (second.hash, second.bag, second.tokens)
+    assert None not in (first.case, second.case) and first.case != second.case
+    ((lower, _),) = _cut(_page("<p>all of it in lower case</p>"))
+    assert lower.case == 0  # nothing casefold changes: no second pass, no bytes
+
+
+def test_the_case_pass_removes_the_same_volatile_tokens_and_counters():
+    before = _page("<p>Updated 10:30 AM by Ann · ID 3F2A9C0D11B4E5F6A7 · 12 Comments</p>")
+    after = _page("<p>Updated 11:45 PM by Ann · ID 9D8C7B6A5F4E3D2C1B · 13 Comments</p>")
+    ((first, _),) = _cut(before)
+    ((second, _),) = _cut(after)
+    assert first.hash == second.hash and first.case == second.case != 0
+
+
+def test_a_list_of_links_in_the_root_keeps_its_numbers():
+    ((block, _),) = _cut(_page('<main><ul><li><a href="/f">foo-5.1.0.tar.gz</a></li></ul></main>'))
+    assert block.links and block.numbers == (("foo", "5.1.0", ""),)
+
+
+def test_case_is_stored_only_where_it_adds_something():
+    plain = Block(1, 2, 3, 4, 1, 1, 1)
+    same = decode_blocks(encode_blocks([plain, Block(1, 2, 3, 4, 1, 1, 1, case=0)]))
+    assert [b.case for b in same] == [0, 0]  # read at version 3: nothing stored means none
+    assert len(encode_blocks([Block(1, 2, 3, 4, 1, 1, 1, case=0)])) == len(encode_blocks([plain]))
+    assert (
+        len(encode_blocks([Block(1, 2, 3, 4, 1, 1, 1, case=9)])) == len(encode_blocks([plain])) + 2
+    )
+
+
+@given(BLOCKS)
+def test_blocks_of_version_3_round_trip_with_their_case(blocks):
+    back = decode_blocks(encode_blocks(blocks))
+    assert BLOCKS_VERSION == 3
+    assert [(b.hash, b.bag, b.marks, b.case) for b in back] == [
+        (b.hash, b.bag, b.marks, b.case or 0) for b in blocks
+    ]
+
+
+@given(BLOCKS)
+def test_blocks_of_version_2_are_still_read_without_their_case(blocks):
+    """Stored before blocks kept their case: their case is unknown, never "changed"."""
+    back = decode_blocks(encode_blocks(blocks, version=2))
+    assert [(b.hash, b.bag, b.tokens, b.marks, b.case) for b in back] == [
+        (b.hash, b.bag, b.tokens, b.marks, None) for b in blocks
+    ]
