@@ -4,6 +4,7 @@ its last whole fetch), fed to the history once, oldest first, and removed."""
 
 from __future__ import annotations
 
+import gzip
 import io
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -18,7 +19,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from auditor.audit import audit_site
-from auditor.crawl.logfile import read_crawl_log
+from auditor.crawl.logfile import DEFAULT_MAX_BODY, read_crawl_log
 from auditor.crawl.records import FetchRecord, LogProblem
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
@@ -95,6 +96,26 @@ def test_a_spool_cut_mid_write_is_read_to_its_last_whole_fetch(tmp_path):
         (problem,) = [i for i in items if isinstance(i, LogProblem)]  # the cut one, named
         assert problem.code in ("truncated-file", "bad-record")  # a gzip member, or its start
     assert len(_read(data[: sizes[3]])) == 4  # cut between two fetches: nothing amiss
+
+
+def test_every_real_page_of_the_corpus_reads_back_byte_for_byte(corpus, tmp_path):
+    bodies = [
+        gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        for p in sorted((corpus / "html").rglob("*"))
+        if p.is_file() and p.name.endswith((".html", ".html.gz"))
+    ]
+    assert len(bodies) > 100
+    headers = {"Content-Type": "text/html"}
+    records = [
+        FetchRecord(f"{SITE}/{i}", AT + timedelta(microseconds=i), 200, body=b, headers=headers)
+        for i, b in enumerate(bodies)
+    ]
+    path, _ = _written(tmp_path, records)
+    with path.open("rb") as stream:
+        back = list(read_crawl_log(stream, "warc", max_body=DEFAULT_MAX_BODY))
+    assert [(r.url, r.fetched_at, r.body) for r in back] == [
+        (r.url, r.fetched_at, r.body) for r in records
+    ]
 
 
 @pytest.fixture
