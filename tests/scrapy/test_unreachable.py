@@ -104,19 +104,23 @@ def test_what_a_crawl_fetched_out_of_reach_the_next_one_records_before_its_plan(
     assert rows == {server.origin + p: 1 + (p in back.pages) for p in site.pages}
 
 
+#: Scrapy on Twisted's own reactor rather than asyncio's: the add-on's coroutines run on both.
+TWISTED_REACTOR = {"TWISTED_REACTOR": "twisted.internet.epollreactor.EPollReactor"}
+
+
 def test_auditor_crawled_records_a_spool_once(tmp_path, capsys):
     site = _site("fed")
     with SiteServer(site) as server, _history("sqlite", tmp_path) as reach:
         _audited(reach.db, server.origin)
         reach.down()
-        away = run_crawl(server, reach.db, tmp_path)
+        away = run_crawl(server, reach.db, tmp_path, **TWISTED_REACTOR)
         reach.up()
         spool = away.stats["auditor/spool_file"]
         summaries = []
         for _ in range(2):
             assert main(["crawled", "--from", spool, "--db", reach.db, "--json"]) == 0
             summaries.append(json.loads(capsys.readouterr().out))
-        back = run_crawl(server, reach.db, tmp_path)  # feeds it too: nothing new in it
+        back = run_crawl(server, reach.db, tmp_path, **TWISTED_REACTOR)  # feeds it: all known
         rows = _log_rows(reach.db)
 
     pages = len(site.pages)
