@@ -200,11 +200,14 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
+        fetches = "fetch" if summary.recorded == 1 else "fetches"
+        sites = "site" if len(summary.sites) == 1 else "sites"
+        walls = "a bot wall" if summary.blocked == 1 else "bot walls"
         print(
-            f"recorded {summary.recorded:,} fetches of {len(summary.sites)} sites "
+            f"recorded {summary.recorded:,} {fetches} of {len(summary.sites):,} {sites} "
             f"({summary.changed:,} changed, {summary.unchanged:,} unchanged, "
             f"{summary.unknown_change:,} not comparable, {summary.failed:,} failed"
-            f"{f', {summary.blocked:,} of them bot walls' if summary.blocked else ''}); "
+            f"{f', {summary.blocked:,} of them {walls}' if summary.blocked else ''}); "
             f"{summary.unknown_site:,} of no audited site ignored, "
             f"{summary.already_recorded:,} already recorded, {malformed:,} malformed"
         )

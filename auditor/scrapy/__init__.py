@@ -13,7 +13,7 @@ and its fetches recorded as evidence.
         sitemap_urls = ["https://shop.example/robots.txt"]
 
         def parse(self, response):
-            planned = response.meta["auditor"]  # lastmod, verdict, reason, ...
+            planned = response.meta.get("auditor", {})  # lastmod, verdict, reason, ...
 
 - :class:`Addon` installs the two middlewares;
 - :class:`PlanMiddleware` (spider middleware) drops the requests the plan does not
@@ -22,7 +22,8 @@ and its fetches recorded as evidence.
   prunes the sitemaps as Scrapy reads them: sub-sitemaps with nothing due are not
   fetched;
 - :class:`CrawlLog` (downloader middleware) records every page fetched into the crawl
-  log: the next plan and the next verdict count it.
+  log: the next plan and the next verdict count it; what a history out of reach cannot
+  take is spooled to a file, and fed to it by the next crawl.
 
 Settings: :mod:`auditor.scrapy.settings`.
 

@@ -1,5 +1,6 @@
 """One plan per crawler: made when its spider opens, in a thread, before the first
-request; read by the spider middleware and the sitemap mixin.
+request, once the fetches spooled by earlier crawls are recorded
+(:mod:`auditor.scrapy.spool`); read by the spider middleware and the sitemap mixin.
 
 Touches: the network, the database.
 """
@@ -14,15 +15,16 @@ from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 from scrapy import signals
-from twisted.internet.threads import deferToThread
 
 from auditor.crawl.record import site_origin
+from auditor.errors import HistoryError
 from auditor.planner.frontier import Frontier
+from auditor.scrapy.common import counted, in_thread
+from auditor.scrapy.spool import feeder_of
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from twisted.internet.defer import Deferred
 
     from auditor.scrapy.settings import AuditorSettings
 
@@ -50,12 +52,16 @@ class CrawlerPlan:
             _PLANS[crawler] = cls(crawler, config)
         return _PLANS[crawler]
 
-    def _opened(self, spider: Spider) -> Deferred[None]:
+    async def _opened(self, spider: Spider) -> None:
         wanted = self.config.sites or tuple(spider_sites(spider))
         domains = tuple(getattr(spider, "allowed_domains", None) or ())
-        done: Deferred[None] = deferToThread(self._load, wanted, domains)
-        done.addErrback(self._failed)
-        return done
+        feeder = feeder_of(self.crawler)
+        try:
+            if feeder is not None:  # the fetches spooled by earlier crawls count first
+                await in_thread(feeder.feed)
+            await in_thread(self._load, wanted, domains)
+        except Exception as exc:  # the crawl goes on unplanned
+            self._failed(exc)
 
     def _load(self, wanted: Iterable[str], domains: Iterable[str]) -> None:
         from auditor.history import History
@@ -90,18 +96,20 @@ class CrawlerPlan:
             stats.set_value(f"auditor/planned/{reason}", n)
         parts = ", ".join(f"{reason} {n:,}" for reason, n in sorted(reasons.items()))
         _log.info(
-            "auditor: %s fetches planned on %d sites (%s)",
-            f"{len(frontier):,}",
-            len(frontier.sites),
+            "auditor: %s planned on %s (%s)",
+            counted(len(frontier), "fetch", "fetches"),
+            counted(len(frontier.sites), "site"),
             parts or "nothing due",
         )
 
-    def _failed(self, failure: Any) -> None:
+    def _failed(self, exc: Exception) -> None:
+        """A plan not made: said (with its traceback unless the history was out of
+        reach, which its message says), and counted."""
         self.crawler.stats.set_value("auditor/plan_failed", 1)
         _log.error(
             "auditor: the plan could not be made, the crawl goes on unplanned: %s",
-            failure.getErrorMessage(),
-            exc_info=(failure.type, failure.value, failure.getTracebackObject()),
+            exc,
+            exc_info=None if isinstance(exc, HistoryError) else exc,
         )
 
 

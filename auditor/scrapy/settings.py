@@ -19,6 +19,11 @@
 ``AUDITOR_RECORD``         True: every page response is recorded in the crawl log
 ``AUDITOR_RECORD_BATCH``   fetches recorded per transaction (default 200)
 ``AUDITOR_MAX_BODY``       bytes of a body kept as evidence (default 10 MiB)
+``AUDITOR_SPOOL_DIR``      the folder of the spools: the fetches the history could
+                           not take, fed to it by the next crawl (default
+                           ``auditor-spool`` in Scrapy's data folder, ``.scrapy``
+                           of the project or of the working directory; a relative
+                           path is read from there too, as ``HTTPCACHE_DIR`` is)
 ``AUDITOR_CLOCK``          a callable (or its import path) giving the aware time of
                            plans and fetches; default the real clock (set for
                            replays and simulations)
@@ -41,7 +46,11 @@ from scrapy.utils.misc import load_object
 
 from auditor.crawl.logfile import DEFAULT_MAX_BODY
 
-__all__ = ["AuditorSettings"]
+__all__ = ["SPOOL_DIR", "AuditorSettings"]
+
+#: The spools' folder, in Scrapy's data folder (where its HTTP cache goes): a history out
+#: of reach may be a file whose folder is out of reach, so not next to it.
+SPOOL_DIR = "auditor-spool"
 
 
 def _now() -> datetime:
@@ -62,6 +71,7 @@ class AuditorSettings:
     record: bool = True
     record_batch: int = 200
     max_body: int = DEFAULT_MAX_BODY
+    spool_dir: str = SPOOL_DIR
     clock: Callable[[], datetime] = _now
     contact: str | None = None
     timeout: float | None = None
@@ -82,6 +92,7 @@ class AuditorSettings:
             record=settings.getbool("AUDITOR_RECORD", True),
             record_batch=settings.getint("AUDITOR_RECORD_BATCH", 200),
             max_body=settings.getint("AUDITOR_MAX_BODY", DEFAULT_MAX_BODY),
+            spool_dir=str(settings.get("AUDITOR_SPOOL_DIR") or SPOOL_DIR),
             clock=_clock(settings.get("AUDITOR_CLOCK")),
             contact=settings.get("AUDITOR_CONTACT") or None,
             timeout=None if timeout in (None, "") else float(timeout),

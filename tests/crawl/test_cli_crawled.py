@@ -145,3 +145,13 @@ def test_several_logs_are_read_in_turn_and_a_problem_names_its_file(db_url, caps
     summary = json.loads(captured.out)
     assert summary["recorded"] == 6 and summary["malformed"] == 1
     assert f"auditor: {two}: line 4: bad-json" in captured.err
+
+
+def test_the_summary_reads_as_plain_english(tmp_path, capsys):
+    db = str(tmp_path / "history.sqlite3")
+    site = SimulatedSite("one", {"pages": BEHAVIOURS["accurate-jsonld"]}, 4, seed=1)
+    with SiteServer(site) as server:
+        _audit(db, server.origin, capsys, sample=4)
+        line = _log_line(server.origin, site, sorted(site.pages)[0], datetime.now(UTC))
+        assert main(["crawled", "--from", _jsonl(tmp_path, "one.jsonl", [line]), "--db", db]) == 0
+    assert capsys.readouterr().out.startswith("recorded 1 fetch of 1 site (")

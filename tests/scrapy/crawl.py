@@ -7,17 +7,20 @@ of its own (Twisted's reactor starts once a process):
 AUDITOR_ENABLED off), ``plain`` (Scrapy's SitemapSpider, no auditor at all), ``links``
 (a plain Spider following links from the home page, with the add-on).
 Each page crawled becomes one item of ``out`` (JSON Lines): its URL and the request's
-``auditor`` meta.
+``auditor`` meta. Deprecation warnings (Python's and Scrapy's) are errors: a component
+that a coming Scrapy would break fails the crawl's test now.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import warnings
 from typing import Any
 
 from scrapy import Spider
 from scrapy.crawler import CrawlerProcess
+from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.spiders import SitemapSpider
 
 from auditor.scrapy import AuditorSitemapSpider
@@ -71,6 +74,8 @@ BASE = {
 
 
 def main(config: dict[str, Any]) -> None:
+    for category in (DeprecationWarning, ScrapyDeprecationWarning):
+        warnings.simplefilter("error", category)
     mode = config["mode"]
     settings = {**BASE, "FEEDS": {config["out"]: {"format": "jsonlines"}}}
     if mode != "plain":

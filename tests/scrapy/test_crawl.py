@@ -4,15 +4,9 @@ where auditor is off. Each crawl runs in a process of its own (tests/scrapy/craw
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,53 +20,7 @@ from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
 from auditor.history import History
 from tests.crawl.sites import OPTIONS
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Crawl:
-    """What one crawl did: the pages it got (with their meta), Scrapy's stats, and the
-    paths the site's server saw Scrapy request (the plan's own walk of the sitemaps, by
-    auditor's User-Agent, left out)."""
-
-    def __init__(self, items: list[dict[str, Any]], stats: dict[str, Any], paths: list[str]):
-        self.items = items
-        self.stats = stats
-        self.paths = paths
-
-    @property
-    def pages(self) -> set[str]:
-        """Page paths requested (sitemaps and robots.txt left out)."""
-        return {p for p in self.paths if not p.startswith(("/sitemap", "/robots.txt"))}
-
-
-def run_crawl(server: SiteServer, db: str, tmp_path: Path, mode: str = "planned", **extra: Any):
-    """One crawl of the server's site; AUDITOR_* settings from ``extra``."""
-    out = tmp_path / f"items-{len(list(tmp_path.glob('items-*.jsonl')))}.jsonl"
-    seen = len(server.log)
-    config = {
-        "origin": server.origin,
-        "out": str(out),
-        "mode": mode,
-        "paths": extra.pop("paths", []),
-        "settings": {"AUDITOR_DB": db, **extra},
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.scrapy.crawl", json.dumps(config)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert "Traceback" not in done.stderr, done.stderr[-4000:]
-    items = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
-    stats = json.loads(Path(str(out) + ".stats").read_text())
-    scrapy = [
-        r.path for r in server.log[seen:] if r.headers.get("User-Agent", "").startswith("Scrapy")
-    ]
-    return Crawl(items, stats, scrapy)
+from tests.scrapy.runs import run_crawl
 
 
 def _add_page(site: SimulatedSite, path: str) -> None:
