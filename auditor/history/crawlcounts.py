@@ -127,8 +127,8 @@ def read_crawl_counts(
 ) -> CrawlLogCounts:
     """What the fetches logged since ``since`` (and before ``until``) showed of lastmod:
     per sub-sitemap, URL by URL for the files ``by_url``. A URL's dateModified counts
-    once, by its newest check. One query, streamed into arrays: a URL costs two array
-    rows, not an object (``bench_crawl_counts.py``)."""
+    once, by its newest check. One query, streamed into arrays: a URL costs a row of each
+    array and its string, not an object (``bench_crawl_counts.py``)."""
     where, params = _window(site_id, since, until)
     files = sorted(set(by_url))
     marks = ", ".join("?" * len(files))
