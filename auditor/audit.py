@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from auditor.dispersion import analyse
+from auditor.dispersion.segments import SEPARATOR, Segmenter
 from auditor.errors import UsageError
 from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.models import SitemapFile
@@ -39,9 +40,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from auditor.dispersion import DispersionReport
-    from auditor.dispersion.segments import Segmenter
     from auditor.history import History, RunRecord
-    from auditor.history.crawl import CrawlCounts
+    from auditor.history.crawlcounts import CrawlLogCounts
     from auditor.http import HttpClient
     from auditor.sampler.pacing import HostPacer
 
@@ -88,9 +88,10 @@ class Previous:
     #: asked for conditionally and reused on a 304 (:mod:`auditor.walker.reuse`).
     files: tuple[SitemapFile, ...] = ()
     #: What the crawler's fetches showed since the latest run, and before it within the
-    #: window (:class:`~auditor.scorer.ScoreInputs`).
-    crawled: Mapping[str, CrawlCounts] = field(default_factory=dict)
-    crawled_earlier: Mapping[str, CrawlCounts] = field(default_factory=dict)
+    #: window (:class:`~auditor.scorer.ScoreInputs`): URL by URL for the files the latest
+    #: run split into groups, so that each of today's groups gets its own.
+    crawled: CrawlLogCounts | None = None
+    crawled_earlier: CrawlLogCounts | None = None
     #: The latest run's verdict of each segment, by segment key.
     segment_verdicts: Mapping[str, str] = field(default_factory=dict)
 
@@ -155,11 +156,13 @@ def previous_of(history: History, site: str) -> Previous:
     recent = history.runs(site)
     window = [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in recent[-WINDOW_RUNS:]]
     files = tuple(SitemapFile(**f) for f in history.sitemap_files(run.run_id)) if run else ()
-    crawled, earlier = {}, {}
+    verdicts = history.segment_verdicts(run.run_id) if run else {}
+    crawled = earlier = None
     if run is not None:  # the crawl since the latest run, and the window's days before it
-        crawled = history.crawl_counts(site, run.started_at)
+        split = _split_files(verdicts)
+        crawled = history.crawl_log_counts(site, run.started_at, by_url=split)
         oldest = run.started_at - timedelta(days=WINDOW_DAYS)
-        earlier = history.crawl_counts(site, oldest, run.started_at)
+        earlier = history.crawl_log_counts(site, oldest, run.started_at, by_url=split)
     return Previous(
         run=run,
         entries=history.latest_entries(site) if run else None,
@@ -168,8 +171,16 @@ def previous_of(history: History, site: str) -> Previous:
         files=files,
         crawled=crawled,
         crawled_earlier=earlier,
-        segment_verdicts=history.segment_verdicts(run.run_id) if run else {},
+        segment_verdicts=verdicts,
     )
+
+
+def _split_files(segment_verdicts: Mapping[str, str]) -> set[str]:
+    """The files a run split into groups, from its segments' keys: the crawl log is read
+    URL by URL for them (:mod:`auditor.history.crawlcounts`). The audit reads the history
+    before it walks, so the latest run's groupings stand for this run's; a file this run
+    splits first has its crawl counts in its groups from the next run on."""
+    return {key.partition(SEPARATOR)[0] for key in segment_verdicts if SEPARATOR in key}
 
 
 def run_audit(
@@ -256,20 +267,27 @@ def _score_inputs(
     previous: Previous, site: str, started: datetime, inventory: Inventory
 ) -> ScoreInputs:
     """What the scorer reads, from the walk and the site's history; no pages yet."""
+    dispersion = analyse(inventory, previous.entries)
     return ScoreInputs(
         site=site,
         started_at=started,
         inventory=_summary(inventory),
         readable=inventory.readable,
-        dispersion=analyse(inventory, previous.entries),
+        dispersion=dispersion,
         pages=[],
         previous_pages=list(previous.pages),
         previous_verdict=previous.run.verdict if previous.run else None,
         past_runs=previous.past_runs,
-        crawled=previous.crawled,
-        crawled_earlier=previous.crawled_earlier,
+        crawled=_attributed(previous.crawled, dispersion.segmenter),
+        crawled_earlier=_attributed(previous.crawled_earlier, dispersion.segmenter),
         previous_segments=previous.segment_verdicts,
     )
+
+
+def _attributed(counts: CrawlLogCounts | None, segmenter: Segmenter) -> CrawlLogCounts | None:
+    """The crawl's counts keyed by this run's segments, once: the scorer judges again
+    after every sampled page, and would label the same URLs each time."""
+    return counts.attributed(segmenter) if counts is not None else None
 
 
 def _sample(

@@ -215,6 +215,7 @@ def test_the_results_reach_the_optional_parts_of_the_schema(outputs):
     assert any(r["changes"] is None for r in results)
     assert any("group" in s for r in results for s in r["segments"])
     assert any(s.get("window") for r in results for s in r["segments"])
+    assert any(s.get("crawled") and "group" in s for r in results for s in r["segments"])
     assert any("extensions" in r["dispersion"] for r in results)
     assert any("groupings" in r["dispersion"] for r in results)
     assert any(r["problems"] for r in results)

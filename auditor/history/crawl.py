@@ -9,8 +9,9 @@ Three tables (migration ``0006-crawl-log``):
   with) and the changes observed between good fetches (``intervals``, ``changes``,
   ``observed_days``: the figures of Cho and Garcia-Molina's estimator);
 - ``crawl_log``: one row per fetch recorded, with what it showed (``content_changed``,
-  ``lastmod_advanced``, a credible ``dateModified`` agreeing or not); rows older than
-  :data:`LOG_KEEP_DAYS` are dropped as new ones come;
+  ``lastmod_advanced``, a credible ``dateModified`` agreeing or not) and the sub-sitemap
+  that listed it (no group: :mod:`auditor.history.crawlcounts` counts it per segment
+  when read); rows older than :data:`LOG_KEEP_DAYS` are dropped as new ones come;
 - ``runs.savings``: what a plan on the run's verdicts saves (its result's ``savings``),
   for the fleet index without reading every result;
 - ``plan_walks``: one row per site, the sitemaps as a plan last walked them (its files'
@@ -29,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.history.backend import Database
+from auditor.history.crawlcounts import CrawlCounts
 from auditor.history.records import instant, instant_text
 from auditor.history.rows import signed64, unsigned64
 
@@ -40,7 +42,6 @@ __all__ = [
     "CrawlCounts",
     "CrawlLogRow",
     "CrawlState",
-    "crawl_counts",
     "crawl_states",
     "save_fetches",
     "stream_crawl_states",
@@ -177,20 +178,6 @@ _LOG_FIELDS = tuple(f.name for f in fields(CrawlLogRow))
 LOG_COLUMNS = (*_LOG_FIELDS, "recorded_at")
 
 
-@dataclass
-class CrawlCounts:
-    """What the crawl log showed of one sub-sitemap's lastmod over a period: the
-    across-fetches counts (as the scorer's across-runs ones) and dateModified checks."""
-
-    compared: int = 0
-    changed: int = 0
-    advanced: int = 0
-    both: int = 0
-    interval_days: float = 0.0  # summed over the compared fetches
-    dated: int = 0  # fetches whose credible dateModified was compared with lastmod
-    agree: int = 0
-
-
 _UPSERT_STATE = (
     f"INSERT INTO crawl_state (site_id, {', '.join(STATE_COLUMNS)})"
     f" VALUES ({', '.join('?' * (len(STATE_COLUMNS) + 1))})"
@@ -249,42 +236,6 @@ def save_fetches(
             "DELETE FROM crawl_log WHERE site_id = ? AND fetched_at < ?",
             (site_id, instant_text(keep_after)),
         )
-
-
-def crawl_counts(
-    db: Database, site_id: int, since: datetime, until: datetime | None = None
-) -> dict[str, CrawlCounts]:
-    """Per sub-sitemap, what the fetches logged since ``since`` (and before ``until``)
-    showed of lastmod. A URL's dateModified counts once, by its newest check."""
-    params: list[Any] = [site_id, instant_text(since)]
-    where = "site_id = ? AND fetched_at >= ? AND sitemap IS NOT NULL"
-    if until is not None:
-        where += " AND fetched_at < ?"
-        params.append(instant_text(until))
-    counts: dict[str, CrawlCounts] = {}
-    rows = db.rows(
-        "SELECT sitemap, count(*), sum(content_changed), sum(lastmod_advanced),"
-        " sum(content_changed * lastmod_advanced), sum(interval_days) FROM crawl_log"
-        f" WHERE {where} AND content_changed IS NOT NULL AND lastmod_advanced IS NOT NULL"
-        " GROUP BY sitemap",
-        params,
-    )
-    for sitemap, compared, changed, advanced, both, days in rows:
-        counts[sitemap] = CrawlCounts(
-            int(compared), int(changed or 0), int(advanced or 0), int(both or 0), float(days or 0)
-        )
-    dated = db.rows(
-        "SELECT sitemap, count(*), sum(agrees) FROM ("
-        " SELECT sitemap, date_agrees AS agrees, row_number() OVER"
-        "  (PARTITION BY loc ORDER BY fetched_at DESC) AS newest"
-        f" FROM crawl_log WHERE {where} AND date_agrees IS NOT NULL) AS checks"
-        " WHERE newest = 1 GROUP BY sitemap",
-        params,
-    )
-    for sitemap, checked, agree in dated:
-        found = counts.setdefault(sitemap, CrawlCounts())
-        found.dated, found.agree = int(checked), int(agree or 0)
-    return counts
 
 
 def files_json(rows: Sequence[tuple[Any, ...]]) -> str:

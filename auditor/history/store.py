@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.history import crawl, fleets
 from auditor.history.backend import Database
+from auditor.history.crawlcounts import CrawlLogCounts, read_crawl_counts
 from auditor.history.db import connect
 from auditor.history.location import Location, locate
 from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
@@ -457,10 +458,23 @@ class History:
     ) -> dict[str, crawl.CrawlCounts]:
         """Per sub-sitemap, what the crawler's fetches in ``[since, until)`` showed of
         lastmod (empty for a site the history does not know)."""
+        return dict(self.crawl_log_counts(site, since, until).keyed)
+
+    def crawl_log_counts(
+        self,
+        site: str,
+        since: datetime,
+        until: datetime | None = None,
+        *,
+        by_url: Collection[str] = (),
+    ) -> CrawlLogCounts:
+        """What the crawler's fetches in ``[since, until)`` showed of lastmod: per
+        sub-sitemap, and URL by URL for the files ``by_url`` (those split into groups:
+        :mod:`auditor.history.crawlcounts`); empty for a site the history does not know."""
         site_id = self.site_id(site)
         if site_id is None:
-            return {}
-        return crawl.crawl_counts(self._db, site_id, since, until)
+            return CrawlLogCounts()
+        return read_crawl_counts(self._db, site_id, since, until, by_url)
 
     def save_plan_walk(
         self, site: str, walked_at: datetime, files: Sequence[SitemapFile], entries: pd.DataFrame

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -288,7 +288,8 @@ def _pages(
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
     looks = figures.looks()
-    segments = _segments(history, site, names, (segment, looks), figures, stored, result is None)
+    crawled = _crawled_since(history, site, segmenter) if result is None else {}
+    segments = _segments(names, (segment, looks), figures, stored, crawled)
     own = figures.own_rate()
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
     seen = np.bincount(segment[looks > 0], minlength=len(names) + 1)[segment]
@@ -383,26 +384,34 @@ def _latest_result(history: History, site: str) -> dict[str, Any] | None:
     return history.result(latest.run_id) if latest else None
 
 
+def _crawled_since(history: History, site: str, segmenter: Segmenter) -> Mapping[str, CrawlCounts]:
+    """The crawler's counts per segment since the site's latest run: the files that run
+    split read URL by URL, each URL counted in its group by the run's own ``segmenter``
+    (the one the pages are labelled with), the other files whole."""
+    latest = history.latest_run(site)
+    if latest is None:
+        return {}
+    counts = history.crawl_log_counts(site, latest.started_at, by_url=segmenter.groupings)
+    return counts.attributed(segmenter).keyed
+
+
 def _segments(
-    history: History,
-    site: str,
     names: Sequence[str],
     coded: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
     figures: _Figures,
     stored: dict[str, Any] | None,
-    saved: bool,
+    since: Mapping[str, CrawlCounts],
 ) -> list[_Segment]:
     """Each segment's reading of lastmod and pooled change rate (``names``: segment keys):
-    the ``stored`` run's verdict and counts, with the crawler's fetches since where that
-    run is ``saved`` (the crawler's counts are per file: a group's are not known);
-    ``coded``: each page's segment code and its observations (:meth:`_Figures.looks`)."""
+    the ``stored`` run's verdict and counts, with the crawler's counts ``since`` that run
+    (per segment, a group's its own: :func:`_crawled_since`), which turn a trusted segment
+    they contradict untrusted; ``coded``: each page's segment code and its observations
+    (:meth:`_Figures.looks`)."""
     segment, looks = coded
     by_name = {
         segment_key(s["sitemap"], (s.get("group") or {}).get("pattern")): s
         for s in (stored or {}).get("segments", [])
     }
-    latest = history.latest_run(site) if saved else None
-    since = history.crawl_counts(site, latest.started_at) if latest else {}
     found = []
     for code, name in enumerate(names):
         run = by_name.get(name, {})

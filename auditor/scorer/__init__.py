@@ -20,6 +20,7 @@ from auditor.scorer.doubt import segment_status
 from auditor.scorer.result import (
     AuditResult,
     ChangeFigures,
+    CrawlFigures,
     PageObservation,
     Reason,
     SampleFigures,
@@ -47,7 +48,7 @@ from auditor.scorer.window import (
 )
 
 if TYPE_CHECKING:
-    from auditor.history.crawl import CrawlCounts
+    from auditor.history.crawlcounts import CrawlLogCounts
 
 __all__ = ["PastRun", "ScoreInputs", "sampling_status", "score"]
 
@@ -67,11 +68,12 @@ class ScoreInputs:
     #: The runs before this one, newest first (the first is the previous run, whose
     #: pages are ``previous_pages``): the window of evidence the verdicts weigh.
     past_runs: Sequence[PastRun] = ()
-    #: What the team's crawler's fetches showed of lastmod, per sub-sitemap: since the
-    #: previous run (counted as this run's evidence, at no request of the audit's), and
-    #: before it within the window (pooled evidence only).
-    crawled: Mapping[str, CrawlCounts] = field(default_factory=dict)
-    crawled_earlier: Mapping[str, CrawlCounts] = field(default_factory=dict)
+    #: What the team's crawler's fetches showed of lastmod: since the previous run
+    #: (counted as this run's evidence, at no request of the audit's), and before it
+    #: within the window (pooled evidence only); per sub-sitemap, and URL by URL for the
+    #: files split into groups, each group taking its URLs' counts (:func:`_keyed`).
+    crawled: CrawlLogCounts | None = None
+    crawled_earlier: CrawlLogCounts | None = None
     #: Each segment's verdict on the previous run, by segment key (a group new in this
     #: run takes its file's).
     previous_segments: Mapping[str, str] = field(default_factory=dict)
@@ -86,6 +88,7 @@ def score(inputs: ScoreInputs) -> AuditResult:
     notes = template_notes(inputs.pages, inputs.previous_pages)
     inputs = _keyed(inputs)
     segments, evidence = _judge(inputs)
+    segments = _with_crawl_figures(segments, inputs)
     site = Tally()
     for item in evidence.values():
         site.add(item.own)
@@ -126,9 +129,19 @@ def sampling_status(inputs: ScoreInputs) -> dict[str, str]:
 
 def _keyed(inputs: ScoreInputs) -> ScoreInputs:
     """The inputs with every page's ``sitemap`` replaced by its segment key (past runs'
-    pages labelled by today's groups). The crawler's counts of a file split into groups
-    are per file, so they are left out of its groups' evidence."""
+    pages labelled by today's groups), and the crawler's counts keyed by today's segments:
+    the URLs of a file read URL by URL each counted in their group, as pages are
+    (:meth:`~auditor.history.crawlcounts.CrawlLogCounts.attributed`)."""
     segmenter = inputs.dispersion.segmenter
+
+    def attributed(counts: CrawlLogCounts | None) -> CrawlLogCounts | None:
+        return counts.attributed(segmenter) if counts is not None else None
+
+    inputs = replace(
+        inputs,
+        crawled=attributed(inputs.crawled),
+        crawled_earlier=attributed(inputs.crawled_earlier),
+    )
     if not segmenter.groupings:
         return inputs
 
@@ -136,14 +149,11 @@ def _keyed(inputs: ScoreInputs) -> ScoreInputs:
         keys = segmenter.keys([p.sitemap for p in pages], [p.loc for p in pages])
         return tuple(replace(p, sitemap=k) for p, k in zip(pages, keys, strict=True))
 
-    split = set(segmenter.groupings)
     return replace(
         inputs,
         pages=keyed(inputs.pages),
         previous_pages=keyed(inputs.previous_pages),
         past_runs=tuple(replace(r, pages=keyed(r.pages)) for r in inputs.past_runs),
-        crawled={k: v for k, v in inputs.crawled.items() if k not in split},
-        crawled_earlier={k: v for k, v in inputs.crawled_earlier.items() if k not in split},
     )
 
 
@@ -183,18 +193,38 @@ def _evidence(inputs: ScoreInputs) -> dict[str, SegmentEvidence]:
 
 
 def _add_crawled(
-    evidence: dict[str, SegmentEvidence], crawled: Mapping[str, CrawlCounts], *, own: bool
+    evidence: dict[str, SegmentEvidence], crawled: CrawlLogCounts | None, *, own: bool
 ) -> None:
     """The crawler's fetches as evidence: their across-fetches comparisons and credible
-    dateModified checks count as the panel's do (``own``: as this run's too)."""
-    for name, counts in crawled.items():
-        if name not in evidence or not (counts.compared or counts.dated):
+    dateModified checks count as the panel's do (``own``: as this run's too), each
+    segment's (a group's included) its own, once :func:`_keyed` attributed them."""
+    for name, counts in crawled.keyed.items() if crawled is not None else ():
+        if name not in evidence or not counts.evidence:
             continue
         tally = crawl_tally(counts)
         evidence[name].pooled.add(tally)
         if own:
             evidence[name].own.add(tally)
             evidence[name].has_previous = True
+
+
+def _with_crawl_figures(
+    segments: list[SegmentVerdict], inputs: ScoreInputs
+) -> list[SegmentVerdict]:
+    """Each segment with the crawler's counts :func:`_add_crawled` weighed, to be shown."""
+
+    def of(crawled: CrawlLogCounts | None, key: str) -> CrawlFigures | None:
+        c = crawled.keyed.get(key) if crawled is not None else None
+        if c is None or not c.evidence:
+            return None
+        return CrawlFigures(c.compared, c.changed, c.advanced, c.both, c.dated, c.agree)
+
+    return [
+        replace(
+            s, crawled=of(inputs.crawled, s.key), crawled_earlier=of(inputs.crawled_earlier, s.key)
+        )
+        for s in segments
+    ]
 
 
 def _carrying(sitemap: str, lastmod: datetime) -> PageFilter:

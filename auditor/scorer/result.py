@@ -25,6 +25,7 @@ __all__ = [
     "VERDICTS",
     "AuditResult",
     "ChangeFigures",
+    "CrawlFigures",
     "PageObservation",
     "Reason",
     "SampleFigures",
@@ -111,6 +112,25 @@ class WindowFigures:
 
 
 @dataclass(frozen=True)
+class CrawlFigures:
+    """What the team's crawler's fetches (``auditor crawled``) showed of one segment's
+    lastmod: fetches compared with the URL's previous good fetch, and credible
+    dateModified checks (each URL's newest once). They count in the segment's evidence as
+    the panel's comparisons and dates do."""
+
+    compared: int
+    changed: int
+    lastmod_advanced: int
+    both: int
+    with_date_modified: int
+    agree: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object."""
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
 class SegmentVerdict:
     """The verdict on one segment, with its own figures: a sub-sitemap, or one ``group``
     of its URLs (its pattern, size and the rule that found it) when the file mixes
@@ -133,6 +153,10 @@ class SegmentVerdict:
     recall: float | None = None  # P(lastmod advanced | content changed), this run's
     group: Group | None = None
     material: bool = True
+    #: The crawler's fetches counted in this segment's evidence: since the previous run
+    #: (in its figures above, as this run's), and before it within the window (pooled).
+    crawled: CrawlFigures | None = None
+    crawled_earlier: CrawlFigures | None = None
 
     @property
     def group_pattern(self) -> str | None:
@@ -165,6 +189,8 @@ class SegmentVerdict:
             "window": self.window.to_dict() if self.window else None,
             "precision": _rounded(self.precision),
             "recall": _rounded(self.recall),
+            "crawled": self.crawled.to_dict() if self.crawled else None,
+            "crawled_earlier": self.crawled_earlier.to_dict() if self.crawled_earlier else None,
         }
 
 
