@@ -106,7 +106,11 @@ def score(inputs: ScoreInputs) -> AuditResult:
         inventory=dict(inputs.inventory),
         dispersion=_dispersion_dict(inputs.dispersion),
         sample=_sample_figures(site),
-        changes=_change_figures(site) if inputs.previous_pages or inputs.crawled else None,
+        changes=(
+            _change_figures(site, _crawl_part(evidence, inputs.crawled))
+            if inputs.previous_pages or inputs.crawled
+            else None
+        ),
         segments=tuple(segments),
         previous_verdict=inputs.previous_verdict,
         recheck_days=_site_recheck(segments, site),
@@ -311,7 +315,23 @@ def _sample_figures(site: Tally) -> SampleFigures:
     )
 
 
-def _change_figures(site: Tally) -> ChangeFigures:
+def _crawl_part(
+    evidence: dict[str, SegmentEvidence], crawled: CrawlLogCounts | None
+) -> CrawlFigures | None:
+    """What the crawler's fetches since the previous run added to this run's figures (the
+    counts :func:`_add_crawled` weighed as the run's own), or None when nothing."""
+    part = Tally()
+    for name, counts in crawled.keyed.items() if crawled is not None else ():
+        if name in evidence and counts.evidence:
+            part.add(crawl_tally(counts))
+    if not (part.compared or part.with_date_modified):
+        return None
+    return CrawlFigures(
+        part.compared, part.changed, part.advanced, part.both, part.with_date_modified, part.agree
+    )
+
+
+def _change_figures(site: Tally, from_crawl: CrawlFigures | None = None) -> ChangeFigures:
     precision = wilson(site.both, site.advanced)
     recall = wilson(site.both, site.changed)
     agreement = wilson(site.consistent, site.compared)
@@ -327,6 +347,7 @@ def _change_figures(site: Tally) -> ChangeFigures:
         agreement_low=agreement[0] if agreement else None,
         template_only=site.template_only,
         ambiguous=site.ambiguous,
+        from_crawl=from_crawl,
     )
 
 

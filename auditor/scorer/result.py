@@ -239,9 +239,11 @@ class SampleFigures:
 
 @dataclass(frozen=True)
 class ChangeFigures:
-    """Across runs, on the panel pages fetched in both: lastmod advanced (L) against
-    main content changed (C). Precision is P(C|L), recall P(L|C), each with its
-    Wilson 95% interval."""
+    """Across runs, on the panel pages fetched in both, and on the team's crawler's
+    fetches since the previous run (``auditor crawled``): lastmod advanced (L) against
+    main content changed (C). Precision is P(C|L), recall P(L|C), each with its Wilson
+    95% interval. ``from_crawl`` says how much of it came from the crawl (the rest is the
+    panel's); None when the crawl gave nothing."""
 
     compared: int
     changed: int
@@ -256,6 +258,7 @@ class ChangeFigures:
     #: Pages whose lastmod advanced while only their own template differed: left out of
     #: the comparison, neither for lastmod nor against it.
     ambiguous: int = 0
+    from_crawl: CrawlFigures | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object (contract keys first)."""
@@ -271,6 +274,7 @@ class ChangeFigures:
             "agreement_low": _rounded(self.agreement_low),
             "template_only": self.template_only,
             "ambiguous": self.ambiguous,
+            "from_crawl": self.from_crawl.to_dict() if self.from_crawl else None,
         }
 
 

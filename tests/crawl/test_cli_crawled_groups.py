@@ -92,3 +92,11 @@ def test_each_group_has_its_crawl_counts_in_the_plan_and_the_next_audit(db_url, 
     assert lists["verdict"] == "untrusted" and "lastmod-without-change" in lists["reasons"]
     assert posts["crawled_earlier"] is None  # nothing was crawled before the first audit
     assert second["changes"]["compared"] >= urls
+    # ... and the site's change figures say how many of them the crawl gave (issue 32)
+    from_crawl = second["changes"]["from_crawl"]
+    assert (from_crawl["compared"], from_crawl["changed"]) == (urls, len(edited))
+    assert second["changes"]["compared"] - from_crawl["compared"] <= 4  # the panel's own
+    _run(capsys, "report", origin, "--db", db_url, "--out", str(tmp_path / "out"))
+    (page,) = (tmp_path / "out").glob("*/index.html")  # the site's report
+    said = " ".join(page.read_text(encoding="utf-8").split())
+    assert f"{urls:,} came from the team's crawl" in said
