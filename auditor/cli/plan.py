@@ -247,7 +247,8 @@ def _every_record(
     with several, a problem names its file."""
     for source, form in sources:
         stream = open_log(source)
-        unit = f"{source}: line" if len(sources) > 1 else "line"
+        kind = "record" if form == "warc" else "line"  # a WARC's records are no lines
+        unit = f"{source}: {kind}" if len(sources) > 1 else kind
         try:
             yield from log_records(stream, form, problems, quiet=quiet, unit=unit)
         finally:

@@ -209,6 +209,8 @@ def read_warc(stream: BinaryIO, max_body: int) -> Iterator[FetchRecord | LogProb
     loader = ArcWarcRecordLoader(verify_http=False)
     number = 1
     line, damage, _ = _next_start(lines)
+    if damage is not None and damage.startswith(_NO_START):
+        damage = "not a WARC file: it does not begin with a WARC record (" + damage + ")"
     while line or damage:
         if damage is not None:
             yield LogProblem(number, "bad-record", damage)
@@ -237,6 +239,9 @@ def read_warc(stream: BinaryIO, max_body: int) -> Iterator[FetchRecord | LogProb
         yield LogProblem(number, "truncated-file", "the file ends inside a gzip member")
 
 
+_NO_START = "no WARC record starts where one should"
+
+
 def _next_start(lines: _Lines) -> tuple[bytes, str | None, bool]:
     """The line starting the next record, past the blank lines ending one (b"" at the end).
 
@@ -249,7 +254,7 @@ def _next_start(lines: _Lines) -> tuple[bytes, str | None, bool]:
             if line.startswith(b"WARC/"):
                 return line, None, True
             if line.strip():
-                return b"", f"no WARC record starts where one should: {short(line[:60])}", blank
+                return b"", f"{_NO_START}: {short(line[:60])}", blank
             blank = True
     except _Damaged as exc:
         return b"", str(exc), blank and exc.fresh

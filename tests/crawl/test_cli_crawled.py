@@ -155,3 +155,13 @@ def test_the_summary_reads_as_plain_english(tmp_path, capsys):
         line = _log_line(server.origin, site, sorted(site.pages)[0], datetime.now(UTC))
         assert main(["crawled", "--from", _jsonl(tmp_path, "one.jsonl", [line]), "--db", db]) == 0
     assert capsys.readouterr().out.startswith("recorded 1 fetch of 1 site (")
+
+
+def test_a_file_that_is_no_warc_is_named_by_its_record_not_a_line(tmp_path, capsys):
+    garbage = tmp_path / "crawl.warc"
+    garbage.write_bytes(bytes(range(7, 250)) * 12)
+    db = str(tmp_path / "history.sqlite3")
+    assert main(["crawled", "--from", str(garbage), "--db", db]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("auditor: record 1: bad-record: not a WARC file")
+    assert "line" not in err.split(":")[1]
