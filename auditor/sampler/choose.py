@@ -10,17 +10,17 @@ A moved lastmod is the first thing to check (the entries' :data:`MOVED` column,
 
 1. the panel (pages read on the previous run, still listed) takes up to
    :data:`PANEL_SHARE` of the budget (all of it when nothing else is left), as before;
-2. within the panel, the pages whose lastmod moved since their last fetch
-   (``panel-moved``) come as early as :data:`MOVED_PANEL_SHARE` allows: the first panel
-   page, then one in three, the unmoved ones (``panel``) between them, each kind in the
-   previous run's order; once either kind runs out the other follows. So when the moved
-   pages alone exceed the panel's share, a third of it is moved pages, two thirds
-   unmoved, and the moved ones left over are not re-fetched this run;
+2. within the panel, the previous run's order, except that the pages whose lastmod moved
+   since their last fetch (``panel-moved``) are pulled forward as far as
+   :data:`MOVED_PANEL_SHARE` allows: the first panel page, then one in three while
+   unmoved ones (``panel``) remain; none comes later than its own turn. So when the
+   moved pages alone exceed the panel's share they fill a third of it, or the share they
+   held in the previous order when that is more (a lastmod bumped on most pages), and
+   those left over are not re-fetched this run;
 3. the fresh picks take the rest, segment by segment: pages whose lastmod moved since the
-   previous walk that were never fetched (``moved``, drawn at random) come as early as
-   :data:`MOVED_FRESH_SHARE` allows (the first fresh pick, then one in two), at most that
-   share of the segment's fresh picks; the stratified picks (``newest``, ``older``,
-   ``undated``) take the rest.
+   previous walk that were never fetched (``moved``, drawn at random) come first, then
+   one in two (:data:`MOVED_FRESH_SHARE`), at most half of the segment's fresh picks;
+   the stratified picks (``newest``, ``older``, ``undated``) take the rest.
 
 Without a moved lastmod the sample is the same as it was before moved pages came first
 (same seed, same pages, same order).
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from auditor.sampler.defaults import DEFAULT_SAMPLE
-from auditor.sampler.order import interleave, spread
+from auditor.sampler.order import interleave, lead
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,13 +75,13 @@ PANEL_SHARE = 0.6
 #: The entries' boolean column saying a page's lastmod moved since the previous audit
 #: (:func:`auditor.sampler.moved.with_moved`); without it, no page moved.
 MOVED = "lastmod_moved"
-#: Panel pages whose lastmod moved since their last fetch come first, then every first n
-#: panel pages hold at most this share of them (rounded up) while unmoved ones remain. A
-#: moved page is where a change is seen across runs, which the trust route needs (3
+#: Panel pages whose lastmod moved since their last fetch are pulled forward: one first,
+#: then each while the panel pages so far hold less than this share of them (rounded up).
+#: A moved page is where a change is seen across runs, which the trust route needs (3
 #: changes at least, ``scorer.rules.MIN_CHANGES``), and it tests lastmod's precision (did
 #: the content change when lastmod said so?); an unmoved one tests its recall. Not all of
 #: them first: what a compared page means is read against the others (a template change
-#: on at least half the compared pages is the site's, ``scorer.tally``), so moved pages
+#: on at least half the compared pages is the site's, ``scorer.tally``), so pulled pages
 #: must stay under half of the pages compared so far: a blog whose 4 moved posts changed
 #: only in their breadcrumbs was condemned after 5 requests when they came first, 4
 #: "lastmod moved without change" of 4. One in three keeps them under half from the 5th
@@ -91,10 +91,10 @@ MOVED_PANEL_SHARE = 1 / 3
 #: Of a segment's fresh picks, pages whose lastmod moved since the previous walk but that
 #: were never fetched come first, then at most this share of every first n (rounded up):
 #: fetched now, they can be compared on the next run (a page edited once is the likeliest
-#: to be edited again; the 8 such pages of a real site's second run were fetched only by
-#: chance of the newest stratum), but they say nothing across runs today. The stratified
-#: picks keep the other half: this run's dateModified comparisons stand on them, and they
-#: must stay a fair sample of the segment.
+#: to be edited again; a real site's second run fetched 8 moved pages fresh, by chance of
+#: its strata, and had nothing to compare them with), but they say nothing across runs
+#: today. The stratified picks keep the other half: this run's dateModified comparisons
+#: stand on them, and they must stay a fair sample of the segment.
 MOVED_FRESH_SHARE = 0.5
 #: A sub-sitemap's sampling status, as the scorer tells it while a run samples: its
 #: lastmod values alone condemn it, its pages decided its verdict, or it is still open.
@@ -159,11 +159,10 @@ def _moved(frame: pd.DataFrame) -> np.ndarray:
 
 
 def _panel_order(rows: list[int], moved: np.ndarray) -> list[tuple[int, str]]:
-    """The panel's rows in fetching order: those whose lastmod moved spread first
-    (:data:`MOVED_PANEL_SHARE`), each kind in ``rows``' order."""
-    first = [(row, "panel-moved") for row in rows if moved[row]]
-    rest = [(row, "panel") for row in rows if not moved[row]]
-    return spread(first, rest, MOVED_PANEL_SHARE)
+    """The panel's rows in fetching order: ``rows``' order, those whose lastmod moved
+    pulled forward (:data:`MOVED_PANEL_SHARE`)."""
+    marked = [(row, "panel-moved" if moved[row] else "panel") for row in rows]
+    return lead(marked, "panel-moved", MOVED_PANEL_SHARE)
 
 
 def _rows_of(frame: pd.DataFrame, locs: list[str]) -> list[int]:
@@ -194,7 +193,7 @@ def _stratified(
     for name, k in zip(names, picks, strict=True):
         if k:
             first, rest = _fresh(lastmods, moved, rows[sitemaps == name], int(k), rng)
-            chosen += spread(first, rest, MOVED_FRESH_SHARE)
+            chosen += lead(rest + first, "moved", MOVED_FRESH_SHARE)
     return chosen
 
 
@@ -384,6 +383,8 @@ def _queues(
         k = min(len(fresh_rows), length - len(own_panel))
         first, rest = _fresh(lastmods, moved, fresh_rows, k, rng) if k > 0 else ([], [])
         strata = [[c for c in rest if c[1] == s] for s in ("newest", "older", "undated")]
-        fresh = spread(first, interleave(strata, [len(s) for s in strata]), MOVED_FRESH_SHARE)
+        fresh = lead(
+            interleave(strata, [len(s) for s in strata]) + first, "moved", MOVED_FRESH_SHARE
+        )
         queues[str(name)] = interleave([own_panel, fresh], [PANEL_SHARE, 1 - PANEL_SHARE])
     return queues, {str(n): int(s) for n, s in zip(names, sizes, strict=True)}

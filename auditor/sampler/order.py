@@ -1,6 +1,6 @@
 """Merging candidate lists into one fetching order, so that every first few pages are a
 mix the sample wants: groups in proportion to weights (:func:`interleave`), or one kind
-first and then kept to a share (:func:`spread`).
+pulled forward up to a share (:func:`lead`).
 
 Touches: nothing.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["interleave", "spread"]
+__all__ = ["interleave", "lead"]
 
 Candidate = tuple[int, str]  # (row, stratum)
 
@@ -29,17 +29,23 @@ def interleave(groups: list[list[Candidate]], weights: list[float]) -> list[Cand
     return merged
 
 
-def spread(first: list[Candidate], rest: list[Candidate], share: float) -> list[Candidate]:
-    """``first`` and ``rest`` merged: a ``first`` item leads, then every prefix holds at
-    most ``share`` of them (rounded up) while ``rest`` lasts; each in its order."""
+def lead(items: list[Candidate], kind: str, share: float) -> list[Candidate]:
+    """``items`` in their order, except that those of stratum ``kind`` come earlier: one
+    leads, then each is pulled forward while the items so far hold less than ``share`` of
+    them (rounded up). None comes later than its own turn, so a prefix holds at most
+    ``share`` of them or what it held in the order given, whichever is more."""
+    flagged = [i for i, item in enumerate(items) if item[1] == kind]
+    placed = [False] * len(items)
     merged: list[Candidate] = []
-    i = j = 0
-    while i < len(first) or j < len(rest):
-        allowed = math.ceil(share * (i + j + 1) - 1e-9)  # 1e-9: 1/3 * 3 is not above 1
-        if i < len(first) and (j == len(rest) or i < allowed):
-            merged.append(first[i])
-            i += 1
-        else:
-            merged.append(rest[j])
-            j += 1
+    f = k = count = 0
+    while len(merged) < len(items):
+        while f < len(flagged) and placed[flagged[f]]:
+            f += 1
+        while placed[k]:
+            k += 1
+        allowed = math.ceil(share * (len(merged) + 1) - 1e-9)  # 1e-9: 1/3 * 3 is 1, not 2
+        i = flagged[f] if f < len(flagged) and count < allowed else k
+        placed[i] = True
+        merged.append(items[i])
+        count += items[i][1] == kind
     return merged

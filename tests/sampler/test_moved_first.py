@@ -20,7 +20,7 @@ from auditor.sampler.choose import (
     choose_sample,
 )
 from auditor.sampler.moved import MOVED, lastmod_moved, with_moved
-from auditor.sampler.order import spread
+from auditor.sampler.order import lead
 from auditor.walker.inventory import entries_to_dataframe
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
@@ -194,12 +194,24 @@ def test_each_segment_queue_starts_with_its_moved_panel_pages():
     assert {p.loc for p in taken if p.stratum == "moved"} == set(never)
 
 
-def test_spread_leads_with_the_first_kind_then_keeps_it_to_its_share():
-    first = [(i, "m") for i in range(5)]
-    rest = [(i, "r") for i in range(10, 17)]
-    third = [kind for _, kind in spread(first, rest, 1 / 3)]
-    half = [kind for _, kind in spread(first, rest, 0.5)]
+def test_lead_pulls_a_kind_forward_to_its_share_never_later_than_its_turn():
+    def kinds(order: str, share: float) -> str:
+        items = [(i, "m" if c == "m" else "r") for i, c in enumerate(order)]
+        return "".join(kind for _, kind in lead(items, "m", share))
 
-    assert "".join(third) == "mrrmrrmrrmrm"  # once the rest runs out, the first follow
-    assert "".join(half) == "mrmrmrmrmrrr"
-    assert spread([], rest, 0.5) == rest and spread(first, [], 0.5) == first
+    assert kinds("rrrrrrrmmmmm", 1 / 3) == "mrrmrrmrrmrm"  # the rest out: the moved follow
+    assert kinds("rrrrrrrmmmmm", 0.5) == "mrmrmrmrmrrr"
+    assert kinds("mmmmmrrrrrrr", 1 / 3) == "mmmmmrrrrrrr"  # already first: as they came
+    assert kinds("rmrrrrrrrrm", 1 / 3) == "mrrmrrrrrrr"  # each pulled no later than its turn
+    items = [(i, "r") for i in range(4)]
+    assert lead(items, "m", 0.5) == items and lead([], "m", 0.5) == []
+
+
+def test_panel_pages_that_moved_keep_their_turn_when_they_come_early_anyway():
+    frame = _frame({"a.xml": 500})
+    earlier = [p.loc for p in choose_sample(frame, 30, seed=1)]
+    later = choose_sample(_marked(frame, earlier[:10]), 30, seed=2, panel=earlier)
+    panel = [p for p in later if p.stratum in PANEL]
+
+    assert [p.loc for p in panel] == earlier[: int(30 * PANEL_SHARE)]  # most moved: as before
+    assert [p.stratum for p in panel[:11]] == ["panel-moved"] * 10 + ["panel"]
