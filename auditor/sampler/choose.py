@@ -84,9 +84,10 @@ MOVED = "lastmod_moved"
 #: on at least half the compared pages is the site's, ``scorer.tally``), so pulled pages
 #: must stay under half of the pages compared so far: a blog whose 4 moved posts changed
 #: only in their breadcrumbs was condemned after 5 requests when they came first, 4
-#: "lastmod moved without change" of 4. One in three keeps them under half from the 5th
-#: page on, when the scorer starts judging; a real site's 3 moved pages of a 24-page panel
-#: (10 advances in 192 URLs) still come in its first 7.
+#: "lastmod moved without change" of 4. One in three keeps them under half of the panel
+#: pages so far whenever 3 of them could count against lastmod (``MIN_CONTRARY``: from the
+#: 7th panel page on, 3 of 7); a real site's 3 moved pages of a 24-page panel (10 advances
+#: in 192 URLs) still come in its first 7.
 MOVED_PANEL_SHARE = 1 / 3
 #: Of a segment's fresh picks, pages whose lastmod moved since the previous walk but that
 #: were never fetched come first, then at most this share of every first n (rounded up):
