@@ -26,6 +26,7 @@ from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.models import SitemapFile
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.sampler.children import ChildDates
+from auditor.sampler.moved import with_moved
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
 from auditor.scorer.doubt import wanted_pages
@@ -303,8 +304,11 @@ def _sample(
 ) -> SampleRun:
     """Sample the site's pages (``entries``: the inventory's, with their segment keys),
     sequentially: the scorer says which sub-sitemaps are decided on the pages fetched
-    so far."""
+    so far. The previous run's pages are the panel; those whose lastmod moved since
+    (since their fetch, or since the previous walk for the others) come first."""
     budget = min(options.sample.sample, len(inventory.entries))
+    panel = [p for p in inputs.previous_pages if p.ok]
+    fetched = [(p.loc, p.lastmod) for p in panel]
     done = [0]
 
     def page_done(_page: object, _fetched: object) -> None:
@@ -314,10 +318,10 @@ def _sample(
     say(f"sampling up to {budget} pages of {len(inventory.entries):,}")
     return sample_site(
         inputs.site,
-        entries,
+        with_moved(entries, previous.entries, fetched),
         options.sample,
         seed=_seed(inputs.site, previous.runs_so_far, options.seed),
-        panel=[p.loc for p in inputs.previous_pages if p.ok],
+        panel=[p.loc for p in panel],
         client=clients.pages,
         pacer=clients.pacer,
         on_page=page_done,

@@ -5,6 +5,26 @@ On a site's first run every page is fresh. On a later run a panel of pages
 sampled before comes first (so a change between runs can be observed), then
 fresh pages fill the rest of the budget.
 
+A moved lastmod is the first thing to check (the entries' :data:`MOVED` column,
+:func:`auditor.sampler.moved.with_moved`). How the budget splits on a later run:
+
+1. the panel (pages read on the previous run, still listed) takes up to
+   :data:`PANEL_SHARE` of the budget (all of it when nothing else is left), as before;
+2. within the panel, the previous run's order, except that the pages whose lastmod moved
+   since their last fetch (``panel-moved``) are pulled forward as far as
+   :data:`MOVED_PANEL_SHARE` allows: the first panel page, then one in three while
+   unmoved ones (``panel``) remain; none comes later than its own turn. So when the
+   moved pages alone exceed the panel's share they fill a third of it, or the share they
+   held in the previous order when that is more (a lastmod bumped on most pages), and
+   those left over are not re-fetched this run;
+3. the fresh picks take the rest, segment by segment: pages whose lastmod moved since the
+   previous walk that were never fetched (``moved``, drawn at random) come first, then
+   one in two (:data:`MOVED_FRESH_SHARE`), at most half of the segment's fresh picks;
+   the stratified picks (``newest``, ``older``, ``undated``) take the rest.
+
+Without a moved lastmod the sample is the same as it was before moved pages came first
+(same seed, same pages, same order).
+
 Two ways to spend the budget: :func:`choose_sample` picks it all at once (fixed
 sampling); :class:`SequentialPlan` picks one page at a time and gives each pick to a
 sub-sitemap whose verdict is still open, so a sub-sitemap stops being sampled once its
@@ -16,6 +36,7 @@ Touches: nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from auditor.sampler.defaults import DEFAULT_SAMPLE
+from auditor.sampler.order import interleave, lead
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +54,11 @@ __all__ = [
     "CONDEMNED",
     "DECIDED",
     "DEFAULT_SAMPLE",
+    "MOVED",
+    "MOVED_FRESH_SHARE",
+    "MOVED_PANEL_SHARE",
     "OPEN",
+    "PANEL_SHARE",
     "SampledPage",
     "SequentialPlan",
     "choose_sample",
@@ -46,6 +72,31 @@ NEWEST_SHARE = 0.5
 #: On a later run, at most this share of the budget re-fetches the panel; fresh pages
 #: take the rest, so new comparisons keep coming.
 PANEL_SHARE = 0.6
+#: The entries' boolean column saying a page's lastmod moved since the previous audit
+#: (:func:`auditor.sampler.moved.with_moved`); without it, no page moved.
+MOVED = "lastmod_moved"
+#: Panel pages whose lastmod moved since their last fetch are pulled forward: one first,
+#: then each while the panel pages so far hold less than this share of them (rounded up).
+#: A moved page is where a change is seen across runs, which the trust route needs (3
+#: changes at least, ``scorer.rules.MIN_CHANGES``), and it tests lastmod's precision (did
+#: the content change when lastmod said so?); an unmoved one tests its recall. Not all of
+#: them first: what a compared page means is read against the others (a template change
+#: on at least half the compared pages is the site's, ``scorer.tally``), so pulled pages
+#: must stay under half of the pages compared so far: a blog whose 4 moved posts changed
+#: only in their breadcrumbs was condemned after 5 requests when they came first, 4
+#: "lastmod moved without change" of 4. One in three keeps them under half of the panel
+#: pages so far whenever 3 of them could count against lastmod (``MIN_CONTRARY``: from the
+#: 7th panel page on, 3 of 7); a real site's 3 moved pages of a 24-page panel (10 advances
+#: in 192 URLs) still come in its first 7.
+MOVED_PANEL_SHARE = 1 / 3
+#: Of a segment's fresh picks, pages whose lastmod moved since the previous walk but that
+#: were never fetched come first, then at most this share of every first n (rounded up):
+#: fetched now, they can be compared on the next run (a page edited once is the likeliest
+#: to be edited again; a real site's second run fetched 8 moved pages fresh, by chance of
+#: its strata, and had nothing to compare them with), but they say nothing across runs
+#: today. The stratified picks keep the other half: this run's dateModified comparisons
+#: stand on them, and they must stay a fair sample of the segment.
+MOVED_FRESH_SHARE = 0.5
 #: A sub-sitemap's sampling status, as the scorer tells it while a run samples: its
 #: lastmod values alone condemn it, its pages decided its verdict, or it is still open.
 CONDEMNED = "condemned"
@@ -67,7 +118,7 @@ class SampledPage:
     sitemap: str
     lastmod: datetime | None
     lastmod_precision: str | None
-    stratum: str  # panel | newest | older | undated
+    stratum: str  # panel | panel-moved | moved | newest | older | undated (+ -replacement)
     segment: str = ""  # the segment key where the file is split into groups
 
     @property
@@ -83,20 +134,36 @@ def choose_sample(
 
     ``panel`` lists pages sampled on earlier runs, most wanted first; those still in
     the inventory are re-fetched first, up to :data:`PANEL_SHARE` of the budget (all
-    of it when nothing else is left).
+    of it when nothing else is left). Pages whose lastmod moved (the :data:`MOVED`
+    column) come first on each side, as the module's docstring says.
     """
     if budget <= 0 or entries.empty:
         return []
     rng = np.random.default_rng(seed)
     frame = entries.reset_index(drop=True)
+    moved = _moved(frame)
     panel_rows = _rows_of(frame, list(panel))
     fresh_rows = np.setdiff1d(np.arange(len(frame)), np.array(panel_rows, dtype=np.int64))
     panel_take = min(len(panel_rows), budget)
     if len(fresh_rows):
         panel_take = min(panel_take, max(int(budget * PANEL_SHARE), budget - len(fresh_rows)))
-    chosen = [(row, "panel") for row in panel_rows[:panel_take]]
-    chosen += _stratified(frame, fresh_rows, budget - panel_take, rng)
+    chosen = _panel_order(panel_rows, moved)[:panel_take]
+    chosen += _stratified(frame, fresh_rows, budget - panel_take, rng, moved)
     return [_page(frame, row, stratum) for row, stratum in chosen]
+
+
+def _moved(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's :data:`MOVED` flag (all False without the column)."""
+    if MOVED not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    return frame[MOVED].to_numpy(dtype=bool)
+
+
+def _panel_order(rows: list[int], moved: np.ndarray) -> list[tuple[int, str]]:
+    """The panel's rows in fetching order: ``rows``' order, those whose lastmod moved
+    pulled forward (:data:`MOVED_PANEL_SHARE`)."""
+    marked = [(row, "panel-moved" if moved[row] else "panel") for row in rows]
+    return lead(marked, "panel-moved", MOVED_PANEL_SHARE)
 
 
 def _rows_of(frame: pd.DataFrame, locs: list[str]) -> list[int]:
@@ -111,7 +178,11 @@ def _rows_of(frame: pd.DataFrame, locs: list[str]) -> list[int]:
 
 
 def _stratified(
-    frame: pd.DataFrame, rows: np.ndarray, budget: int, rng: np.random.Generator
+    frame: pd.DataFrame,
+    rows: np.ndarray,
+    budget: int,
+    rng: np.random.Generator,
+    moved: np.ndarray,
 ) -> list[tuple[int, str]]:
     if budget <= 0 or len(rows) == 0:
         return []
@@ -122,8 +193,23 @@ def _stratified(
     chosen: list[tuple[int, str]] = []
     for name, k in zip(names, picks, strict=True):
         if k:
-            chosen += _within_segment(lastmods, rows[sitemaps == name], int(k), rng)
+            first, rest = _fresh(lastmods, moved, rows[sitemaps == name], int(k), rng)
+            chosen += lead(rest + first, "moved", MOVED_FRESH_SHARE)
     return chosen
+
+
+def _fresh(
+    lastmods: np.ndarray, moved: np.ndarray, rows: np.ndarray, k: int, rng: np.random.Generator
+) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """``k`` fresh picks of one segment's ``rows``: those whose lastmod moved, drawn at
+    random (:data:`MOVED_FRESH_SHARE` of ``k`` at most), and the stratified ones."""
+    candidates = rows[moved[rows]]
+    m = min(len(candidates), math.ceil(k * MOVED_FRESH_SHARE))
+    if not m:  # nothing drawn: the same sample as without the column
+        return [], _within_segment(lastmods, rows, k, rng)
+    first = rng.choice(candidates, size=m, replace=False)
+    rest = _within_segment(lastmods, np.setdiff1d(rows, first), k - m, rng)
+    return [(int(row), "moved") for row in first], rest
 
 
 def _strata(frame: pd.DataFrame) -> np.ndarray:
@@ -207,8 +293,10 @@ class SequentialPlan:
     """Which page to fetch next, one at a time, so the budget goes where doubt is.
 
     Each sub-sitemap has a queue of candidates in the order they should be fetched: its
-    panel pages and its fresh pages interleaved (:data:`PANEL_SHARE` panel), the fresh
-    ones stratified (newest, older, undated) so that any first few are a fair sample.
+    panel pages and its fresh pages interleaved (:data:`PANEL_SHARE` panel), those whose
+    lastmod moved first on each side (:data:`MOVED_PANEL_SHARE`,
+    :data:`MOVED_FRESH_SHARE`), the other fresh ones stratified (newest, older, undated)
+    so that any first few are a fair sample.
     Each pick goes to a sub-sitemap that is not decided: first every one gets
     :data:`MIN_PER_SEGMENT` pages, then the one furthest below its share by size. A
     condemned sub-sitemap stops at :data:`CONFIRM_CONDEMNED` pages, a decided one at
@@ -288,29 +376,16 @@ def _queues(
     panel_rows: list[list[int]] = [[] for _ in names]
     for row in _rows_of(frame, panel):
         panel_rows[codes[row]].append(row)
-    lastmods, length = _lastmods(frame), QUEUE_FACTOR * budget
+    lastmods, length, moved = _lastmods(frame), QUEUE_FACTOR * budget, _moved(frame)
     queues = {}
     for i, name in enumerate(names):
-        own_panel = [(row, "panel") for row in panel_rows[i][:length]]
+        own_panel = _panel_order(panel_rows[i], moved)[:length]
         fresh_rows = np.setdiff1d(by_segment[i], np.array(panel_rows[i], dtype=np.int64))
         k = min(len(fresh_rows), length - len(own_panel))
-        fresh = _within_segment(lastmods, fresh_rows, k, rng) if k > 0 else []
-        strata = [[c for c in fresh if c[1] == s] for s in ("newest", "older", "undated")]
-        fresh = _interleave(strata, [len(s) for s in strata])
-        queues[str(name)] = _interleave([own_panel, fresh], [PANEL_SHARE, 1 - PANEL_SHARE])
+        first, rest = _fresh(lastmods, moved, fresh_rows, k, rng) if k > 0 else ([], [])
+        strata = [[c for c in rest if c[1] == s] for s in ("newest", "older", "undated")]
+        fresh = lead(
+            interleave(strata, [len(s) for s in strata]) + first, "moved", MOVED_FRESH_SHARE
+        )
+        queues[str(name)] = interleave([own_panel, fresh], [PANEL_SHARE, 1 - PANEL_SHARE])
     return queues, {str(n): int(s) for n, s in zip(names, sizes, strict=True)}
-
-
-def _interleave(groups: list[list[tuple[int, str]]], weights: list[float]) -> list[tuple[int, str]]:
-    """The groups merged so that every prefix holds each in about its weight's share (a
-    group that runs out leaves the rest to the others)."""
-    merged: list[tuple[int, str]] = []
-    taken = [0] * len(groups)
-    live = [i for i, group in enumerate(groups) if group and weights[i] > 0]
-    while live:
-        i = min(live, key=lambda j: ((taken[j] + 1) / weights[j], j))
-        merged.append(groups[i][taken[i]])
-        taken[i] += 1
-        if taken[i] == len(groups[i]):
-            live.remove(i)
-    return merged

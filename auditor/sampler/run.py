@@ -121,6 +121,8 @@ def sample_site(
     the site's robots.txt response when it was fetched already (the walk's): its policy
     is used, and robots.txt is not asked for again. ``wanted``: pages wanted at least,
     by segment key, served first when sampling sequentially (:class:`SequentialPlan`).
+    ``entries`` with a boolean ``lastmod_moved`` column (:func:`auditor.sampler.moved.with_moved`)
+    get the pages whose lastmod moved first (:mod:`auditor.sampler.choose`).
     """
     options = options or SampleOptions()
     http = replace(options.http, accept=PAGE_ACCEPT)
