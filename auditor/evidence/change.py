@@ -50,7 +50,7 @@ from auditor.evidence.matching import (
     without_numbers,
 )
 
-__all__ = ["PageChange", "compare_blocks", "compare_exact", "summarise_content"]
+__all__ = ["FrameNoise", "PageChange", "compare_blocks", "compare_exact", "summarise_content"]
 
 _MASK32 = 0xFFFFFFFF
 _CODE = TAGS.index("code block")
@@ -58,6 +58,20 @@ _CODE = TAGS.index("code block")
 MAX_PARTS = 3
 #: Blocks aligned at most, after the common start and end (difflib is quadratic at worst).
 MAX_ALIGNED = 300
+
+
+@dataclass(frozen=True)
+class FrameNoise:
+    """Frame differences that are no page's own, learned from all the re-fetched pages of
+    a run (:func:`auditor.evidence.runs.compare_runs`): ``hashes`` that several pages
+    gained or lost identically, and tag ``paths`` whose text differs on most pages."""
+
+    hashes: frozenset[int] = frozenset()
+    paths: frozenset[int] = frozenset()
+
+    def covers(self, block: Block) -> bool:
+        """The block's difference is one many pages show, not the page's own."""
+        return block.hash in self.hashes or block.path in self.paths
 
 
 @dataclass(frozen=True)
@@ -111,7 +125,7 @@ def compare_blocks(
     stable: Container[int] = frozenset(),
     slots: Container[tuple[int, int]] | None = None,
     case_slots: Container[int] = frozenset(),
-    recurring: Container[int] = frozenset(),
+    noise: FrameNoise | None = None,
 ) -> PageChange:
     """Compare two fetches of a page (module docstring). ``template`` holds the hashes of
     the site's template blocks (learned from either run); ``stable`` those of them that
@@ -121,8 +135,8 @@ def compare_blocks(
     given, are the (hash, tag path) pairs where template texts fill their slot: a page
     holding a template text in its slot and again elsewhere (a licence page quoting the
     footer) has its own copy, which is not template. ``case_slots``: tag paths where a
-    case change is the template's (it shows on most re-fetched pages). ``recurring`` holds
-    the differences several re-fetched pages show identically: never a page's *own* frame."""
+    case change is the template's (it shows on most re-fetched pages). ``noise`` says which
+    frame differences are never a page's *own* (:class:`FrameNoise`)."""
     templated = _templated(old, template, slots) | _templated(new, template, slots)
     removed, added = differences(old, new)
     was, now = recased(old, new, removed, added)
@@ -139,7 +153,7 @@ def compare_blocks(
     counted = {id(b) for b in (*gone, *came, *recast)}
     frame = [b for b in (*removed, *added, *now) if id(b) not in counted]
     regions = tuple(sorted({b.region_name for b in frame}, key=REGIONS.index))
-    own = _own_regions(frame, templated, stable, recurring)
+    own = _own_regions(frame, templated, stable, noise or FrameNoise())
     same_words = _same_words(gone, came)
     if not recast and same_words:
         summary = "template only: " + ", ".join(regions) if regions else "unchanged"
@@ -160,16 +174,16 @@ def _own_regions(
     frame: Sequence[Block],
     templated: Container[int],
     stable: Container[int],
-    recurring: Container[int],
+    noise: FrameNoise,
 ) -> tuple[str, ...]:
     """The regions of the frame differences that are the page's own: not template text (a
     block of the template in either run, or a difference most re-fetched pages share), or
     template text that stayed put sitewide while this page alone gained or lost it; and
-    not a difference that ``recurring`` says several re-fetched pages show identically."""
+    not what ``noise`` says several re-fetched pages show."""
     own = {
         b.region_name
         for b in frame
-        if (id(b) not in templated or b.hash in stable) and b.hash not in recurring
+        if (id(b) not in templated or b.hash in stable) and not noise.covers(b)
     }
     return tuple(sorted(own, key=REGIONS.index))
 

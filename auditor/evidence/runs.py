@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, replace
 
 from auditor.evidence.blocks import Block, decode_blocks
-from auditor.evidence.change import PageChange, compare_blocks, compare_exact
+from auditor.evidence.change import FrameNoise, PageChange, compare_blocks, compare_exact
 from auditor.evidence.fingerprint import simhash_distance
 from auditor.evidence.matching import recased_slots
 from auditor.evidence.template import MIN_PAGES, learn_templates
@@ -87,8 +87,12 @@ class RunComparison:
     template: TemplateChange | None
 
 
-def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComparison:
-    """Compare the pages read in both runs (module docstring)."""
+def compare_runs(
+    current: Sequence[Fetch], previous: Sequence[Fetch], steady: Container[str] | None = None
+) -> RunComparison:
+    """Compare the pages read in both runs (module docstring). ``steady``: the keys of the
+    pages that, by their lastmod, did not change between the runs; a frame slot whose text
+    differs on most of them is restless, and no page's own (``FrameNoise.paths``)."""
     new_blocks, old_blocks = _decoded(current), _decoded(previous)
     templates = _templates(new_blocks, current, old_blocks, previous)
     before = {f.key: f for f in previous if f.exact is not None}
@@ -97,7 +101,10 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
         (old, new) for old, new in pairs if old.key in old_blocks and new.key in new_blocks
     ]
     compared = [(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks]
-    shared, shared_slots, recurring = _shared_differences(compared)
+    shared, shared_slots, noise = _shared_differences(compared)
+    if steady is not None:
+        calm = [(old_blocks[o.key], new_blocks[n.key]) for o, n in with_blocks if n.key in steady]
+        noise = replace(noise, paths=_restless_paths(calm))
     case_slots = _shared_case_changes(compared)
     changes: dict[str, PageChange] = {}
     distances: dict[str, int] = {}
@@ -111,7 +118,7 @@ def compare_runs(current: Sequence[Fetch], previous: Sequence[Fetch]) -> RunComp
                 both - shared,
                 slots | shared_slots,
                 case_slots,
-                recurring,
+                noise,
             )
             if old.exact == new.exact and change.changed and not change.recased:
                 change = PageChange(
@@ -172,16 +179,15 @@ def _grouped(
 
 def _shared_differences(
     pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]],
-) -> tuple[frozenset[int], frozenset[tuple[int, int]], frozenset[int]]:
+) -> tuple[frozenset[int], frozenset[tuple[int, int]], FrameNoise]:
     """Block hashes added (or removed) on most compared pages: a template change; the
-    slots (hash and tag path) where most pages show it; and the hashes added (or removed)
-    identically on at least :data:`MIN_PAGES` pages, however few that is of the panel: a
-    difference that recurs is no page's own frame (a tag cloud reordered on every tag
-    page, while the tag pages are a fifth of the panel), whether or not it is the whole
-    site's template."""
+    slots (hash and tag path) where most pages show it; and what is no page's own frame
+    (:class:`~auditor.evidence.change.FrameNoise`): the hashes added (or removed)
+    identically on at least :data:`MIN_PAGES` pages, however few that is of the panel (a
+    tag cloud reordered on every tag page, while the tag pages are a fifth of the panel)."""
     need = max(MIN_PAGES, math.ceil(SHARED_SHARE * len(pairs)))
     if len(pairs) < MIN_PAGES:
-        return frozenset(), frozenset(), frozenset()
+        return frozenset(), frozenset(), FrameNoise()
     added: Counter[int] = Counter()
     removed: Counter[int] = Counter()
     in_slot: Counter[tuple[int, int]] = Counter()
@@ -196,7 +202,22 @@ def _shared_differences(
     recurring = frozenset(
         h for counts in (added, removed) for h, n in counts.items() if n >= MIN_PAGES
     )
-    return hashes, slots, recurring
+    return hashes, slots, FrameNoise(recurring)
+
+
+def _restless_paths(pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]]) -> frozenset[int]:
+    """The tag paths whose text differs on most of ``pairs`` (pages that did not change
+    by their lastmod), whatever it says: a "trending now" box drawn at random on every
+    request. Only unchanged pages can show it: on pages picked for a moved lastmod, a
+    breadcrumb added by the same commit to each is their own frame."""
+    need = max(MIN_PAGES, math.ceil(SHARED_SHARE * len(pairs)))
+    if len(pairs) < need:
+        return frozenset()
+    paths: Counter[int] = Counter()
+    for old, new in pairs:
+        old_slots, new_slots = {(b.hash, b.path) for b in old}, {(b.hash, b.path) for b in new}
+        paths.update({p for _, p in (new_slots - old_slots) | (old_slots - new_slots)})
+    return frozenset(p for p, n in paths.items() if n >= need)
 
 
 def _shared_case_changes(pairs: list[tuple[tuple[Block, ...], tuple[Block, ...]]]) -> set[int]:

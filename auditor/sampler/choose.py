@@ -79,14 +79,14 @@ MOVED = "lastmod_moved"
 #: then each while the panel pages so far hold less than this share of them (rounded up).
 #: A moved page is where a change is seen across runs, which the trust route needs (3
 #: changes at least, ``scorer.rules.MIN_CHANGES``), and it tests lastmod's precision (did
-#: the content change when lastmod said so?); an unmoved one tests its recall. Not all of
-#: them first: what a compared page means is read against the others (a template change
-#: on at least half the compared pages is the site's, ``scorer.tally``), so pulled pages
-#: must stay under half of the pages compared so far: a blog whose 4 moved posts changed
-#: only in their breadcrumbs was condemned after 5 requests when they came first, 4
-#: "lastmod moved without change" of 4. One in three keeps them under half of the panel
-#: pages so far whenever 3 of them could count against lastmod (``MIN_CONTRARY``: from the
-#: 7th panel page on, 3 of 7); a real site's 3 moved pages of a 24-page panel (10 advances
+#: the content change when lastmod said so?); an unmoved one tests its recall, and only
+#: unmoved pages show which frame slots differ on every fetch whatever happened (a
+#: "trending now" box drawn at random: ``evidence.runs``, restless slots), without which
+#: a moved page's frame difference cannot be told from its own edit. So not all of them
+#: first: the first panel page, then one in three while unmoved ones remain. On the
+#: demo's bumping site (a lastmod moved on most pages) a panel of moved pages alone
+#: excused 15 of 30 as their own frame's change and stayed inconclusive; one in three
+#: condemns it in 14 requests. A real site's 3 moved pages of a 24-page panel (10 advances
 #: in 192 URLs) still come in its first 7.
 MOVED_PANEL_SHARE = 1 / 3
 #: Of a segment's fresh picks, pages whose lastmod moved since the previous walk but that

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from auditor.evidence import Fetch, compare_runs
 from auditor.evidence.runs import template_change
 from auditor.scorer.result import PageObservation, Reason
 
-__all__ = ["MARGINAL_SHARE", "TEMPLATE_CHANGE", "compare_pages", "is_marginal", "template_notes"]
+__all__ = [
+    "MARGINAL_SHARE",
+    "TEMPLATE_CHANGE",
+    "compare_pages",
+    "is_marginal",
+    "lastmod_advanced",
+    "template_notes",
+]
 
 #: The note a result carries when the site's template changed between runs.
 TEMPLATE_CHANGE = "template-change"
@@ -39,7 +47,7 @@ def compare_pages(
     (the others are returned as they are)."""
     if not previous:
         return list(current)
-    comparison = compare_runs(_fetches(current), _fetches(previous))
+    comparison = compare_runs(_fetches(current), _fetches(previous), _steady(current, previous))
     compared = []
     for page in current:
         change = comparison.pages.get(page.loc) if page.ok else None
@@ -78,6 +86,22 @@ def template_notes(
 
 def _regions(page: PageObservation) -> list[str]:
     return [r for r in (page.template_regions or "").split(", ") if r]
+
+
+def _steady(current: Sequence[PageObservation], previous: Sequence[PageObservation]) -> set[str]:
+    """The pages read in both runs whose lastmod did not advance between them: where a
+    frame slot that differs anyway is restless, not a page's own edit."""
+    before = {p.loc: p.lastmod for p in previous if p.ok}
+    return {
+        p.loc
+        for p in current
+        if p.ok and p.loc in before and not lastmod_advanced(before[p.loc], p.lastmod)
+    }
+
+
+def lastmod_advanced(before: datetime | None, now: datetime | None) -> bool:
+    """Lastmod moved forward between two fetches (it appeared, or it is later)."""
+    return now is not None and (before is None or now > before)
 
 
 def _fetches(pages: Sequence[PageObservation]) -> list[Fetch]:

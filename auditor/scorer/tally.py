@@ -18,7 +18,7 @@ from auditor.evidence.credibility import (
     MIN_SHARED_SHARE,
     RENDER_TIME_WINDOW,
 )
-from auditor.scorer.changes import compare_pages, is_compared, is_marginal
+from auditor.scorer.changes import compare_pages, is_compared, is_marginal, lastmod_advanced
 from auditor.scorer.result import PageObservation
 
 if TYPE_CHECKING:
@@ -201,11 +201,6 @@ def too_coarse(lastmod: datetime | None, precision: str | None, earlier: datetim
         return False
     start, end = period_of(lastmod, precision)
     return start <= earlier <= end
-
-
-def lastmod_advanced(before: datetime | None, now: datetime | None) -> bool:
-    """Lastmod moved forward between two fetches (it appeared, or it is later)."""
-    return now is not None and (before is None or now > before)
 
 
 def shared_last_modified(pages: Sequence[PageObservation]) -> datetime | None:

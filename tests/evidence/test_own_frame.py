@@ -70,3 +70,25 @@ def test_a_difference_several_pages_share_is_no_page_s_own_frame():
 
     assert all(result.pages[f"/{t}"].template_changed for t in tagged)
     assert not any(c.own_frame_changed for c in result.pages.values())
+
+
+def test_a_slot_whose_text_differs_on_most_pages_is_no_page_s_own_frame():
+    """A "trending now" box drawn at random on every request differs on every page, each
+    time with other words: the slot is restless, and its differences are nobody's own;
+    a breadcrumb edited on one page still is."""
+    words = ["kettle", "lamp", "river", "stone", "garden", "window", "harbour", "meadow"]
+    before = {
+        t: f"<aside class='trending'>Trending now: {words[i]}</aside>" for i, t in enumerate(TOPICS)
+    }
+    after = {
+        t: f"<aside class='trending'>Trending now: {words[(i + 3) % 8]}</aside>"
+        for i, t in enumerate(TOPICS)
+    }
+    new, old = _fetches(2024, {"tune": "Tuning"}, asides=after), _fetches(2024, asides=before)
+    steady = {f"/{t}" for t in TOPICS} - {"/tune"}  # by their lastmod, unchanged
+    result = compare_runs(new, old, steady)
+
+    assert all(c.template_changed for c in result.pages.values())
+    assert {key for key, c in result.pages.items() if c.own_frame_changed} == {"/tune"}
+    unknown = compare_runs(new, old)  # without lastmod, a random word is a page's own
+    assert len([c for c in unknown.pages.values() if c.own_frame_changed]) > 1
