@@ -28,7 +28,7 @@ Touches: the database.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +96,9 @@ class CrawlLogCounts:
     file_codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     locs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     figures: np.ndarray = field(default_factory=_no_rows)  # a row per URL, FIGURES
+    #: The crawl batches the counted fetches came from (``auditor crawled`` runs: see
+    #: :mod:`auditor.history.batches`), by id; fetches recorded before batches have none.
+    batches: tuple[int, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.keyed) or len(self.locs) > 0
@@ -115,7 +118,8 @@ class CrawlLogCounts:
             for (sitemap, pattern), row in zip(names, sums, strict=True):
                 key = segment_key(sitemap, pattern)
                 found.setdefault(key, CrawlCounts()).add(CrawlCounts.of(row))
-        return CrawlLogCounts({k: c for k, c in found.items() if c.evidence})
+        kept = {k: c for k, c in found.items() if c.evidence}
+        return CrawlLogCounts(kept, batches=self.batches)
 
 
 def read_crawl_counts(
@@ -150,7 +154,23 @@ def read_crawl_counts(
         " WHERE newest = 1"
         ") AS fetches GROUP BY sitemap, at_loc"
     )
-    return _counts(db.stream(sql, [*files, *params, *files, *params], size=_BATCH))
+    counts = _counts(db.stream(sql, [*files, *params, *files, *params], size=_BATCH))
+    return replace(counts, batches=_batches(db, where, params)) if counts else counts
+
+
+def _batches(db: Database, where: str, params: list[Any]) -> tuple[int, ...]:
+    """The batches of the fetches counted in ``where``: those compared, and those whose
+    dateModified check is its URL's newest."""
+    sql = (
+        f"SELECT batch_id FROM crawl_log WHERE {where} AND batch_id IS NOT NULL"
+        "  AND content_changed IS NOT NULL AND lastmod_advanced IS NOT NULL"
+        " UNION"
+        " SELECT batch_id FROM ("
+        "  SELECT batch_id, row_number() OVER (PARTITION BY loc ORDER BY fetched_at DESC)"
+        f"   AS newest FROM crawl_log WHERE {where} AND date_agrees IS NOT NULL) AS checks"
+        " WHERE newest = 1 AND batch_id IS NOT NULL"
+    )
+    return tuple(sorted(int(b) for (b,) in db.rows(sql, [*params, *params])))
 
 
 #: Rows of the counts' query read at a time into arrays.
