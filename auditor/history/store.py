@@ -493,14 +493,16 @@ class History:
         until: datetime | None = None,
         *,
         by_url: Collection[str] = (),
+        batches: bool = False,
     ) -> CrawlLogCounts:
         """What the crawler's fetches in ``[since, until)`` showed of lastmod: per
         sub-sitemap, and URL by URL for the files ``by_url`` (those split into groups:
-        :mod:`auditor.history.crawlcounts`); empty for a site the history does not know."""
+        :mod:`auditor.history.crawlcounts`); empty for a site the history does not know.
+        ``batches``: the crawl batches they came from too."""
         site_id = self.site_id(site)
         if site_id is None:
             return CrawlLogCounts()
-        return read_crawl_counts(self._db, site_id, since, until, by_url)
+        return read_crawl_counts(self._db, site_id, since, until, by_url, batches=batches)
 
     def save_plan_walk(
         self, site: str, walked_at: datetime, files: Sequence[SitemapFile], entries: pd.DataFrame

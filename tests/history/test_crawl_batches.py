@@ -149,11 +149,13 @@ def test_the_counts_name_the_batches_their_evidence_came_from(history):
     states = [_state(URLS[0], DAY1 + timedelta(hours=1), "a")]
     history.save_fetches(site_id, states, dated, DAY1 + timedelta(hours=2))  # batch 2
     _fetch(history, URLS[:2], DAY1 + timedelta(days=1), "b")  # batch 3: two compared
-    assert history.crawl_log_counts(SITE, DAY1).batches == (2, 3)
-    assert history.crawl_log_counts(SITE, DAY1, DAY1 + timedelta(days=1)).batches == (2,)
-    assert history.crawl_log_counts(SITE, DAY1, by_url=[SITEMAP]).batches == (2, 3)
+    assert history.crawl_log_counts(SITE, DAY1, batches=True).batches == (2, 3)
+    until = DAY1 + timedelta(days=1)
+    assert history.crawl_log_counts(SITE, DAY1, until, batches=True).batches == (2,)
+    assert history.crawl_log_counts(SITE, DAY1, by_url=[SITEMAP], batches=True).batches == (2, 3)
+    assert history.crawl_log_counts(SITE, DAY1).batches == ()  # not asked for: not read
     history.take_back([3])
-    assert history.crawl_log_counts(SITE, DAY1).batches == (2,)
+    assert history.crawl_log_counts(SITE, DAY1, batches=True).batches == (2,)
 
 
 def test_the_replaced_states_keep_every_column_of_a_url_s_state(history):
