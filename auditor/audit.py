@@ -161,9 +161,9 @@ def previous_of(history: History, site: str) -> Previous:
     crawled = earlier = None
     if run is not None:  # the crawl since the latest run, and the window's days before it
         split = _split_files(verdicts)
-        crawled = history.crawl_log_counts(site, run.started_at, by_url=split)
+        crawled = history.crawl_log_counts(site, run.started_at, by_url=split, batches=True)
         oldest = run.started_at - timedelta(days=WINDOW_DAYS)
-        earlier = history.crawl_log_counts(site, oldest, run.started_at, by_url=split)
+        earlier = history.crawl_log_counts(site, oldest, run.started_at, by_url=split, batches=True)
     return Previous(
         run=run,
         entries=history.latest_entries(site) if run else None,

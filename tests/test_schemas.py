@@ -216,6 +216,7 @@ def test_the_results_reach_the_optional_parts_of_the_schema(outputs):
     assert any("group" in s for r in results for s in r["segments"])
     assert any(s.get("window") for r in results for s in r["segments"])
     assert any(s.get("crawled") and "group" in s for r in results for s in r["segments"])
+    assert any(r["crawl_batches"] for r in results)  # the crawl's fetches name their batch
     assert any("extensions" in r["dispersion"] for r in results)
     assert any("groupings" in r["dispersion"] for r in results)
     assert any(r["problems"] for r in results)
@@ -236,6 +237,8 @@ def test_a_wrong_audit_result_is_refused(outputs):
         ("started_at", 1_764_700_000),
         ("segments", {}),
         ("run_id", "3"),
+        ("crawl_batches", ["3"]),
+        ("crawl_batches", 3),
     ]:
         with pytest.raises(ValidationError):
             validate("audit-result", {**result, key: value})

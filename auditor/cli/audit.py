@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from auditor.cli.args import (
     EXIT_FAILED,
@@ -364,12 +364,14 @@ def _site_named(text: str) -> str:
 
 def _cmd_history(args: argparse.Namespace) -> int:
     from auditor.history import History
-    from auditor.terminal import render_table
 
     with History.open(args.db) as history:
         runs = history.runs(_site_named(args.site) if args.site else None)
         if args.site and not runs:  # an origin stored as written before host names were one
             runs = history.runs(args.site)
+        fed = history.run_crawl_batches(runs[0].site if args.site and runs else None)
+        taken = {b.id for b in history.crawl_batches(set().union(*fed.values(), ()))
+                 if b.taken_back_at is not None}  # fmt: skip
     rows = [
         {
             "run_id": r.run_id,
@@ -377,6 +379,8 @@ def _cmd_history(args: argparse.Namespace) -> int:
             "started_at": r.started_at.isoformat(),
             "finished_at": r.finished_at.isoformat(),
             "verdict": r.verdict,
+            "crawl_batches": list(fed.get(r.run_id, ())),
+            "crawl_batches_taken_back": [b for b in fed.get(r.run_id, ()) if b in taken],
         }
         for r in runs
     ]
@@ -385,18 +389,28 @@ def _cmd_history(args: argparse.Namespace) -> int:
     elif not rows:
         print("auditor: no audit in the history yet")
     else:
-        headers = ("run", "site", "started", "verdict")
-        table = [
-            [
-                str(r["run_id"]),
-                str(r["site"]),
-                str(r["started_at"])[:19].replace("T", " "),
-                str(r["verdict"]),
-            ]
-            for r in rows
-        ]
-        print(render_table(headers, table, right={0}))
+        print(_history_table(rows, taken))
     return EXIT_OK
+
+
+def _history_table(rows: list[dict[str, Any]], taken: set[int]) -> str:
+    """The runs as a text table; the crawl batches each weighed, those taken back since
+    marked."""
+    from auditor.terminal import render_table
+
+    headers = ("run", "site", "started", "verdict", "crawl batches")
+    table = [
+        [
+            str(r["run_id"]),
+            str(r["site"]),
+            str(r["started_at"])[:19].replace("T", " "),
+            str(r["verdict"]),
+            ", ".join(f"{b} (taken back)" if b in taken else str(b) for b in r["crawl_batches"])
+            or "-",
+        ]
+        for r in rows
+    ]
+    return render_table(headers, table, right={0})
 
 
 def _cmd_changed(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""The command line of crawl plans and the crawl log: plan, crawled.
+"""The command line of crawl plans and the crawl log: plan, crawled (its batches taken
+back and listed: :mod:`auditor.cli.batches`).
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
@@ -92,16 +93,30 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         description="Read the crawler's fetches (JSON Lines or CSV rows of url, fetched_at, "
         "status and an optional content hash; or WARC files, bodies included) and record "
         "them: each URL's last fetch for plans, and what each fetch shows of lastmod for "
-        "the next audit's verdict. Malformed lines are named and skipped.",
+        "the next audit's verdict. Malformed lines are named and skipped. Each recording is "
+        "a batch with an id, which --take-back removes again.",
     )
-    crawled.add_argument(
+    action = crawled.add_mutually_exclusive_group(required=True)
+    action.add_argument(
         "--from",
         dest="sources",
         action="extend",
         nargs="+",
-        required=True,
         metavar="FILE",
         help="the crawl log (- for stdin); several files (a crawler's WARCs) are read in turn",
+    )
+    action.add_argument(
+        "--take-back",
+        dest="take_back",
+        action="extend",
+        nargs="+",
+        type=positive_int,
+        metavar="BATCH",
+        help="remove batches recorded earlier (their ids, printed when recorded): their "
+        "fetches, and what they changed of each URL's record, as if never fed",
+    )
+    action.add_argument(
+        "--batches", action="store_true", help="list the batches recorded, newest last"
     )
     crawled.add_argument(
         "--format",
@@ -114,7 +129,7 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="a WARC holding the site's sitemap captures too: date each page capture against "
         "the newest sitemap captured before it (the file is read twice; not stdin)",
     )
-    crawled.add_argument("--json", action="store_true", help="print the summary as JSON")
+    crawled.add_argument("--json", action="store_true", help="print the outcome as JSON")
     add_db_option(crawled)
     crawled.set_defaults(handler=_cmd_crawled)
 
@@ -181,10 +196,24 @@ def _plan_summary(counts: Counter[tuple[str, str]]) -> None:
 
 
 def _cmd_crawled(args: argparse.Namespace) -> int:
+    from auditor.cli.batches import list_batches, take_back
+
+    if args.sources is None and (args.format or args.backfill):
+        raise UsageError("--format and --backfill go with --from")
+    if args.take_back:
+        return take_back(args)
+    if args.batches:
+        return list_batches(args)
+    return _record(args)
+
+
+def _record(args: argparse.Namespace) -> int:
+    from auditor.cli.batches import said_batch, source_names
     from auditor.crawl.record import record_fetches
     from auditor.history import History
 
     sources = [(source, _log_format(source, args.format)) for source in args.sources]
+    named = source_names(args.sources)
     problems: Counter[str] = Counter()
     if args.backfill:
         if len(sources) > 1 or sources[0][1] != "warc" or sources[0][0] == "-":
@@ -194,7 +223,7 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
     else:
         with History.open(args.db) as history:
             records = _every_record(sources, problems, quiet=args.quiet)
-            summary = record_fetches(history, records, now=datetime.now(UTC))
+            summary = record_fetches(history, records, now=datetime.now(UTC), sources=named)
     malformed = sum(problems.values())
     result = {**summary.to_dict(), "malformed": malformed, "problems": dict(problems)}
     if args.json:
@@ -211,6 +240,8 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
             f"{summary.unknown_site:,} of no audited site ignored, "
             f"{summary.already_recorded:,} already recorded, {malformed:,} malformed"
         )
+        if summary.batch_id is not None:
+            print(said_batch(summary.batch_id))
     return EXIT_OK if summary.recorded or not malformed else EXIT_FAILED
 
 
@@ -221,7 +252,11 @@ def _backfill(
 
     named = _naming(problems, "record", quiet=quiet)
     summary, captures = backfill(
-        history, lambda: open_log(source), now=datetime.now(UTC), on_problem=named
+        history,
+        lambda: open_log(source),
+        now=datetime.now(UTC),
+        on_problem=named,
+        sources=[source],
     )
     if not quiet:
         print(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import bisect
 import logging
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -88,10 +88,11 @@ def backfill(
     *,
     now: datetime | None = None,
     on_problem: Callable[[LogProblem], None] | None = None,
+    sources: Sequence[str] = (),
 ) -> tuple[CrawlSummary, Captures]:
     """Record a WARC's page captures against its sitemap captures (module docstring);
     ``open_log()`` opens the file (it is read twice). Problems of the second reading go
-    to ``on_problem``."""
+    to ``on_problem``. The pages are one crawl batch naming ``sources``."""
     sites = set(history.site_ids())
     captures = Captures()
     with open_log() as stream:
@@ -102,7 +103,7 @@ def backfill(
     _log.info("backfill: %d sitemap captures, %d URLs", captures.files, len(captures.listings))
     with open_log() as stream:
         pages = _pages(read_crawl_log(stream, "warc"), captures, on_problem)
-        summary = record_fetches(history, pages, now=now, lookup=captures.at)
+        summary = record_fetches(history, pages, now=now, lookup=captures.at, sources=sources)
     return summary, captures
 
 

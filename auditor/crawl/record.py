@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -67,6 +67,9 @@ class CrawlSummary:
     unchanged: int = 0
     unknown_change: int = 0  # good fetches whose change could not be told
     sites: dict[str, int] = field(default_factory=dict)  # fetches recorded per site
+    #: The batch these fetches were recorded as (``auditor crawled --take-back`` takes it
+    #: back: :mod:`auditor.history.batches`); None when nothing was recorded.
+    batch_id: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as a JSON object."""
@@ -81,6 +84,7 @@ class CrawlSummary:
             "unchanged": self.unchanged,
             "unknown_change": self.unknown_change,
             "sites": dict(sorted(self.sites.items())),
+            "batch": self.batch_id,
         }
 
 
@@ -105,6 +109,7 @@ def record_fetches(
     now: datetime | None = None,
     lookup: Lookup | None = None,
     batch: int = BATCH,
+    sources: Sequence[str] = (),
 ) -> CrawlSummary:
     """Record the crawler's fetches (module docstring); what was done with them.
 
@@ -114,9 +119,11 @@ def record_fetches(
     the real clock by default.
     ``lookup(url, fetched_at)`` says where each URL was listed at its fetch (a backfill's
     captured sitemaps); by default, the freshest walk of its site.
+    The call is one crawl batch of the history, naming ``sources`` (the logs read), made
+    with its first save: its id is the summary's ``batch_id``.
     """
     summary = CrawlSummary()
-    recorder = _Recorder(history, summary, now, lookup)
+    recorder = _Recorder(history, summary, now, lookup, tuple(sources))
     if batch < 1:
         raise ValueError(f"batch must be at least 1, not {batch}")
     for records in _batches(fetches, batch):
@@ -155,11 +162,13 @@ class _Recorder:
         summary: CrawlSummary,
         now: datetime | None,
         lookup: Lookup | None = None,
+        sources: tuple[str, ...] = (),
     ) -> None:
         self.history = history
         self.summary = summary
         self.now = now
         self.lookup = lookup
+        self.sources = sources
         self.site_ids = history.site_ids()
         self.listings: dict[str, dict[str, Listed]] = {}
 
@@ -218,7 +227,14 @@ class _Recorder:
         if not judged.log:
             return
         recorded_at = self.now or datetime.now(UTC)
-        self.history.save_fetches(site_id, list(judged.states.values()), judged.log, recorded_at)
+        self.summary.batch_id = self.history.save_fetches(
+            site_id,
+            list(judged.states.values()),
+            judged.log,
+            recorded_at,
+            batch=self.summary.batch_id,
+            sources=self.sources,
+        )
         self._count(origin, judged, listing)
 
     def _count(self, origin: str, judged: _Judged, listing: Mapping[str, Listed]) -> None:

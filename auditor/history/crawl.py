@@ -18,6 +18,11 @@ Three tables (migration ``0006-crawl-log``):
   validators and entries, as ``url_state`` keeps a run's), so the next plan asks for them
   conditionally and a fetch is dated against the lastmod it was planned on.
 
+Each recording is a crawl batch (migration ``0014-crawl-batches``): ``crawl_log`` and
+``crawl_state`` rows carry the batch that wrote them, and the states a batch replaced are
+kept so it can be taken back (:mod:`auditor.history.batches`, which saves through
+:func:`write_fetches`).
+
 Touches: the database.
 """
 
@@ -43,8 +48,8 @@ __all__ = [
     "CrawlLogRow",
     "CrawlState",
     "crawl_states",
-    "save_fetches",
     "stream_crawl_states",
+    "write_fetches",
 ]
 
 #: Days a fetch stays in ``crawl_log``: the verdict's window (``WINDOW_DAYS``) reads no
@@ -179,10 +184,10 @@ LOG_COLUMNS = (*_LOG_FIELDS, "recorded_at")
 
 
 _UPSERT_STATE = (
-    f"INSERT INTO crawl_state (site_id, {', '.join(STATE_COLUMNS)})"
-    f" VALUES ({', '.join('?' * (len(STATE_COLUMNS) + 1))})"
+    f"INSERT INTO crawl_state (site_id, {', '.join(STATE_COLUMNS)}, batch_id)"
+    f" VALUES ({', '.join('?' * (len(STATE_COLUMNS) + 2))})"
     " ON CONFLICT (site_id, loc) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in STATE_COLUMNS if c != "loc")
+    + ", ".join(f"{c} = excluded.{c}" for c in (*STATE_COLUMNS, "batch_id") if c != "loc")
 )
 
 
@@ -217,25 +222,31 @@ def stream_crawl_states(
                 yield CrawlState.of(row)
 
 
-def save_fetches(
+def write_fetches(
     db: Database,
     site_id: int,
     states: Sequence[CrawlState],
     log: Sequence[CrawlLogRow],
     recorded_at: datetime,
     keep_after: datetime,
+    batch_id: int,
 ) -> None:
-    """Write one batch of a site's fetches in one transaction: the URLs' new states and
-    the log rows; log rows of the site older than ``keep_after`` are dropped."""
-    with db.write():
-        db.execute_many(_UPSERT_STATE, [state.row(site_id) for state in states])
-        db.insert_rows(
-            "crawl_log", ("site_id", *LOG_COLUMNS), [r.row(site_id, recorded_at) for r in log]
-        )
-        db.execute(
-            "DELETE FROM crawl_log WHERE site_id = ? AND fetched_at < ?",
-            (site_id, instant_text(keep_after)),
-        )
+    """Write one save of a site's fetches of batch ``batch_id``, inside its write
+    transaction (:func:`auditor.history.batches.save_batch`): the new states of the URLs
+    logged (the states of others are left as they are), and the log rows; log rows of the
+    site older than ``keep_after`` are dropped."""
+    logged = {row.loc for row in log}
+    rows = [(*state.row(site_id), batch_id) for state in states if state.loc in logged]
+    db.execute_many(_UPSERT_STATE, rows)
+    db.insert_rows(
+        "crawl_log",
+        ("site_id", *LOG_COLUMNS, "batch_id"),
+        [(*r.row(site_id, recorded_at), batch_id) for r in log],
+    )
+    db.execute(
+        "DELETE FROM crawl_log WHERE site_id = ? AND fetched_at < ?",
+        (site_id, instant_text(keep_after)),
+    )
 
 
 def files_json(rows: Sequence[tuple[Any, ...]]) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
+from auditor.history.batches import CRAWL_BATCHES
 from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES, INDEXING
 from auditor.history.fleets import FLEET_PLANS
 from auditor.history.location import Location, default_db_path, locate
@@ -156,6 +157,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0011-latest-views", LATEST_VIEWS),
     Migration("0012-list-pages", _LIST_PAGES),
     Migration("0013-own-frame", _OWN_FRAME),
+    Migration("0014-crawl-batches", CRAWL_BATCHES),
 )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from auditor.history import crawl, fleets
+from auditor.history import batches, crawl, fleets
 from auditor.history.backend import Database
 from auditor.history.crawlcounts import CrawlLogCounts, read_crawl_counts
 from auditor.history.db import connect
@@ -75,8 +75,11 @@ _RECENT_VERDICTS = (
 )
 
 
-_RUN_ROW = "id, site_id, started_at, finished_at, verdict, recheck_days, result, savings, run_key"
-_INSERT_RUN = f"INSERT INTO runs ({_RUN_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_RUN_ROW = (
+    "id, site_id, started_at, finished_at, verdict, recheck_days, result, savings, run_key,"
+    " crawl_batches"
+)
+_INSERT_RUN = f"INSERT INTO runs ({_RUN_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_SITE = (
     "INSERT INTO sites (id, origin, created_at)"
     " SELECT coalesce(max(id), 0) + 1, ?, ? FROM sites RETURNING id"
@@ -203,7 +206,8 @@ class History:
                 _INSERT_RUN,
                 (run_id, site_id, started, instant_text(run.finished), result.verdict,
                  result.recheck_days, to_json(stored.to_dict()),
-                 None if result.savings is None else to_json(result.savings), run.key),
+                 None if result.savings is None else to_json(result.savings), run.key,
+                 to_json(list(result.crawl_batches))),
             )  # fmt: skip
             for table, columns, rows in (
                 ("sitemap_files", FILE_COLUMNS, run.files),
@@ -329,6 +333,11 @@ class History:
         )
         return [_run(row) for row in rows]
 
+    def run_crawl_batches(self, site: str | None = None) -> dict[int, tuple[int, ...]]:
+        """The crawl batches each run (of ``site``) weighed, by run id: runs saved before
+        batches existed are left out."""
+        return batches.run_batches(self._db, site)
+
     def latest_run(self, site: str) -> RunRecord | None:
         """The run of ``site`` that started last, or None."""
         rows = self._all(
@@ -446,12 +455,29 @@ class History:
         states: Sequence[crawl.CrawlState],
         log: Sequence[crawl.CrawlLogRow],
         recorded_at: datetime,
-    ) -> None:
-        """Save a batch of one site's fetches in one transaction (URL states and log
-        rows); the site's log rows older than :data:`~auditor.history.crawl.LOG_KEEP_DAYS`
-        before ``recorded_at`` go."""
+        *,
+        batch: int | None = None,
+        sources: Sequence[str] = (),
+    ) -> int:
+        """Save part of a crawl batch: one site's fetches in one transaction (the states
+        they replace kept for a take-back, the URLs' new states, the log rows); the
+        site's log rows older than :data:`~auditor.history.crawl.LOG_KEEP_DAYS` before
+        ``recorded_at`` go. ``batch``: the batch's id, None to start a new one naming
+        ``sources`` (:mod:`auditor.history.batches`). Returns the batch's id."""
         keep_after = recorded_at - timedelta(days=crawl.LOG_KEEP_DAYS)
-        crawl.save_fetches(self._db, site_id, states, log, recorded_at, keep_after)
+        return batches.save_batch(
+            self._db, site_id, states, log, recorded_at, keep_after, batch_id=batch, sources=sources
+        )
+
+    def take_back(self, ids: Sequence[int], *, now: datetime | None = None) -> batches.TakeBack:
+        """Take crawl batches back (:func:`auditor.history.batches.take_back`): their
+        fetches removed, the states they replaced restored; UsageError, nothing touched,
+        when one cannot be."""
+        return batches.take_back(self._db, ids, now or datetime.now(UTC))
+
+    def crawl_batches(self, ids: Collection[int] | None = None) -> list[batches.CrawlBatch]:
+        """The crawl batches of ``ids`` (every one by default), by id."""
+        return batches.crawl_batches(self._db, ids)
 
     def crawl_counts(
         self, site: str, since: datetime, until: datetime | None = None
@@ -467,14 +493,16 @@ class History:
         until: datetime | None = None,
         *,
         by_url: Collection[str] = (),
+        batches: bool = False,
     ) -> CrawlLogCounts:
         """What the crawler's fetches in ``[since, until)`` showed of lastmod: per
         sub-sitemap, and URL by URL for the files ``by_url`` (those split into groups:
-        :mod:`auditor.history.crawlcounts`); empty for a site the history does not know."""
+        :mod:`auditor.history.crawlcounts`); empty for a site the history does not know.
+        ``batches``: the crawl batches they came from too."""
         site_id = self.site_id(site)
         if site_id is None:
             return CrawlLogCounts()
-        return read_crawl_counts(self._db, site_id, since, until, by_url)
+        return read_crawl_counts(self._db, site_id, since, until, by_url, batches=batches)
 
     def save_plan_walk(
         self, site: str, walked_at: datetime, files: Sequence[SitemapFile], entries: pd.DataFrame

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ReportData",
+    "crawl_batch_names",
     "history_points",
     "lastmod_by_month",
     "load_report_data",
@@ -51,6 +52,9 @@ class ReportData:
     previous_pages: list[PageObservation] = field(default_factory=list)  # the run before's
     #: The coverage check against the history's crawl record (``auditor coverage --json``)
     coverage: dict[str, Any] | None = None
+    #: The crawl batches the runs weighed that were taken back since (``auditor crawled
+    #: --take-back``).
+    taken_back: frozenset[int] = frozenset()
 
 
 def load_report_data(history: History, site: str) -> ReportData:
@@ -69,7 +73,27 @@ def load_report_data(history: History, site: str) -> ReportData:
         entries=history.latest_entries(site),
         previous_pages=history.pages(int(before["run_id"])) if before else [],
         coverage=_coverage(history, site),
+        taken_back=_taken_back(history, results),
     )
+
+
+def _taken_back(history: History, results: list[dict[str, Any]]) -> frozenset[int]:
+    """The batches the runs weighed (``crawl_batches``) that were taken back since."""
+    named = {int(b) for r in results for b in r.get("crawl_batches") or ()}
+    if not named:
+        return frozenset()
+    return frozenset(b.id for b in history.crawl_batches(named) if b.taken_back_at is not None)
+
+
+def crawl_batch_names(ids: list[int], taken_back: frozenset[int] = frozenset()) -> str:
+    """The crawl batches a run weighed, in words: ``batch 3``, ``batches 3 and 5 (taken
+    back)``; ``-`` for none."""
+    if not ids:
+        return "-"
+    names = [f"{b} (taken back)" if b in taken_back else str(b) for b in ids]
+    if len(names) == 1:
+        return f"batch {names[0]}"
+    return f"batches {', '.join(names[:-1])} and {names[-1]}"
 
 
 def _coverage(history: History, site: str) -> dict[str, Any] | None:

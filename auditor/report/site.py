@@ -19,6 +19,7 @@ from auditor import __version__
 from auditor.report import charts
 from auditor.report.data import (
     ReportData,
+    crawl_batch_names,
     history_points,
     lastmod_by_month,
     page_change,
@@ -127,6 +128,8 @@ def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:
             evidence=page_evidence(data.pages, data.previous_pages),
             coverage=data.coverage,
             coverage_columns=COVERAGE_COLUMNS,
+            batches=functools.partial(crawl_batch_names, taken_back=data.taken_back),
+            taken_back=data.taken_back,
             charts=chart_list,
             generated_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
             version=__version__,

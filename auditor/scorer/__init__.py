@@ -115,7 +115,14 @@ def score(inputs: ScoreInputs) -> AuditResult:
         previous_verdict=inputs.previous_verdict,
         recheck_days=_site_recheck(segments, site),
         notes=(*notes, *near_bar_notes(segments)),
+        crawl_batches=_crawl_batches(inputs),
     )
+
+
+def _crawl_batches(inputs: ScoreInputs) -> tuple[int, ...]:
+    """The crawl batches the crawler's counts weighed came from, by id."""
+    found = {b for c in (inputs.crawled, inputs.crawled_earlier) if c for b in c.batches}
+    return tuple(sorted(found))
 
 
 def sampling_status(inputs: ScoreInputs) -> dict[str, str]:

@@ -304,6 +304,9 @@ class AuditResult:
     #: The sample's seed (per site and run, from the runs saved before): kept in the
     #: history so that any run's draw can be replayed (``AuditOptions.seed``'s base aside).
     seed: int | None = None
+    #: The crawl batches (``auditor crawled`` runs, by id) whose fetches this run weighed
+    #: as evidence: the crawl since the previous run and the window before it.
+    crawl_batches: tuple[int, ...] = ()
 
     @property
     def degraded(self) -> bool:
@@ -333,6 +336,7 @@ class AuditResult:
             "notes": [n.to_dict() for n in self.notes],
             "savings": self.savings,
             "seed": self.seed,
+            "crawl_batches": list(self.crawl_batches),
         }
 
 

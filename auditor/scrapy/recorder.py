@@ -75,8 +75,9 @@ class CrawlLog:
         spools = Spools(spool_folder(config.spool_dir), history_key(config.db))
         self.feeder = Feeder(config, spools)
         self.feeder.register(crawler)
-        about = _about(getattr(crawler.spidercls, "name", None), config.db)
-        self.writer = _Writer(config, self.feeder, about)
+        spider = getattr(crawler.spidercls, "name", None)
+        self.writer = _Writer(config, self.feeder, _about(spider, config.db))
+        self.writer.source = f"scrapy spider {spider or '?'}"
         crawler.signals.connect(self._opened, signal=signals.spider_opened)
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
@@ -134,6 +135,7 @@ def _report_fed(feeder: Feeder, stats: StatsCollector) -> None:
     if fed.files or fed.problems:
         stats.set_value("auditor/fed/spools", fed.files)
         stats.set_value("auditor/fed/problems", fed.problems)
+        stats.set_value("auditor/fed/batches", list(fed.batches))
         for key, value in fed.summary.to_dict().items():
             if isinstance(value, int):
                 stats.set_value(f"auditor/fed/{key}", value)
@@ -164,12 +166,13 @@ def _report(writer: _Writer, stats: StatsCollector) -> None:
             if isinstance(value, int):
                 stats.set_value(f"auditor/recorded/{key}", value)
         _log.info(
-            "auditor: recorded %s of %s (%s changed, %s unchanged, %s failed)",
+            "auditor: recorded %s of %s (%s changed, %s unchanged, %s failed)%s",
             counted(summary.recorded, "fetch", "fetches"),
             counted(len(summary.sites), "site"),
             f"{summary.changed:,}",
             f"{summary.unchanged:,}",
             f"{summary.failed:,}",
+            "" if summary.batch_id is None else f" as batch {summary.batch_id}",
         )
     if writer.error is None:
         return
@@ -241,6 +244,7 @@ class _Writer:
         self.config = config
         self.feeder = feeder
         self.about = about
+        self.source = "scrapy"  # what the crawl's batch names (auditor crawled --batches)
         self.summary = CrawlSummary()
         self.error: Exception | None = None
         self.spool: SpoolFile | None = None
@@ -278,7 +282,11 @@ class _Writer:
         try:
             with History.open(self.config.db) as history:
                 self.summary = record_fetches(
-                    history, self._records(), now=self.config.now(), batch=self.config.record_batch
+                    history,
+                    self._records(),
+                    now=self.config.now(),
+                    batch=self.config.record_batch,
+                    sources=[self.source],
                 )
         except Exception as exc:  # the crawl goes on; what is left is spooled
             self.error = exc

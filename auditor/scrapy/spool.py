@@ -5,9 +5,10 @@ A spool (:mod:`auditor.scrapy.spoolfile`) is named for the history it is meant f
 crawl feeds only its own history's: ``spool-KEY-TIME-PID-N.warc.gz`` in the spool folder
 (``AUDITOR_SPOOL_DIR``), where KEY is a digest of the history's location (its file, made
 absolute; its PostgreSQL URL, password left out). When the recorder opens, the spools of
-its history are fed to it, oldest first, each removed once recorded; one another crawl is
-writing (or feeding) is left to it. A fetch fed twice (a crash between the recording and
-the removal, or ``auditor crawled --from`` run on the spool first) is ``already_recorded``.
+its history are fed to it, oldest first, each a crawl batch of its own (named by its
+path) and removed once recorded; one another crawl is writing (or feeding) is left to it.
+A fetch fed twice (a crash between the recording and the removal, or ``auditor crawled
+--from`` run on the spool first) is ``already_recorded``.
 
 Touches: the disk, the database.
 """
@@ -120,14 +121,17 @@ class Fed:
     files: int = 0
     summary: CrawlSummary = field(default_factory=CrawlSummary)
     problems: int = 0
+    batches: list[int] = field(default_factory=list)  # each file's crawl batch
 
     def add(self, summary: CrawlSummary) -> None:
         """Count one more file's recording."""
         self.files += 1
+        if summary.batch_id is not None:
+            self.batches.append(summary.batch_id)
         total = self.summary
         for item in fields(CrawlSummary):
             mine, theirs = getattr(total, item.name), getattr(summary, item.name)
-            if isinstance(mine, int):
+            if isinstance(mine, int) and item.name != "batch_id":
                 setattr(total, item.name, mine + theirs)
         for site, n in summary.sites.items():
             total.sites[site] = total.sites.get(site, 0) + n
@@ -152,7 +156,7 @@ def feed_spools(
             continue
         with stream:  # the lock is held until the file is gone
             fetches = _fetches(stream, path, max_body, fed)
-            summary = record_fetches(history, fetches, now=now, batch=batch)
+            summary = record_fetches(history, fetches, now=now, batch=batch, sources=[str(path)])
             path.unlink()
         fed.add(summary)
     return fed

@@ -211,7 +211,7 @@ def test_what_a_history_failing_mid_crawl_did_not_save_is_spooled(audited, tmp_p
         calls.append(1)
         if len(calls) > 1:
             raise HistoryError("the connection to the history was lost")
-        saved(history, *args, **kwargs)
+        return saved(history, *args, **kwargs)
 
     monkeypatch.setattr(History, "save_fetches", failing)
     for request, response in _responses(server.origin, paths, datetime.now(UTC)):
