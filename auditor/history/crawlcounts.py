@@ -41,7 +41,14 @@ if TYPE_CHECKING:
     from auditor.dispersion.segments import Segmenter
     from auditor.history.backend import Database
 
-__all__ = ["FIGURES", "CrawlCounts", "CrawlLogCounts", "read_crawl_counts"]
+__all__ = [
+    "FIGURES",
+    "CrawlCounts",
+    "CrawlLogCounts",
+    "PendingFetches",
+    "read_crawl_counts",
+    "read_pending",
+]
 
 
 @dataclass
@@ -56,6 +63,9 @@ class CrawlCounts:
     interval_days: float = 0.0  # summed over the compared fetches
     dated: int = 0  # fetches whose credible dateModified was compared with lastmod
     agree: int = 0
+    #: Compared fetches waiting for a walk of the sitemaps made after them to be weighed
+    #: against lastmod (:mod:`auditor.crawl.resolve`): in none of the figures above.
+    pending: int = 0
 
     @classmethod
     def of(cls, figures: Iterable[float]) -> CrawlCounts:
@@ -74,6 +84,11 @@ class CrawlCounts:
     def evidence(self) -> bool:
         """True when the counts hold a comparison or a date check."""
         return bool(self.compared or self.dated)
+
+    @property
+    def shown(self) -> bool:
+        """True when the counts hold evidence or fetches pending: worth showing."""
+        return self.evidence or bool(self.pending)
 
 
 #: The figures of :class:`CrawlCounts`, in order: the columns of ``CrawlLogCounts.figures``.
@@ -115,7 +130,25 @@ class CrawlLogCounts:
             for (sitemap, pattern), row in zip(names, sums, strict=True):
                 key = segment_key(sitemap, pattern)
                 found.setdefault(key, CrawlCounts()).add(CrawlCounts.of(row))
-        return CrawlLogCounts({k: c for k, c in found.items() if c.evidence})
+        return CrawlLogCounts({k: c for k, c in found.items() if c.shown})
+
+    def plus(self, other: CrawlLogCounts) -> CrawlLogCounts:
+        """These counts and ``other``'s together (a URL in both has two rows: attributing
+        sums them)."""
+        keyed = {key: CrawlCounts(**vars(c)) for key, c in self.keyed.items()}
+        for key, counts in other.keyed.items():
+            keyed.setdefault(key, CrawlCounts()).add(counts)
+        files = dict(zip(self.files, range(len(self.files)), strict=True))
+        for name in other.files:
+            files.setdefault(name, len(files))
+        recoded = np.array([files[name] for name in other.files], dtype=np.intp)
+        return CrawlLogCounts(
+            keyed,
+            tuple(files),
+            np.concatenate([self.file_codes, recoded[other.file_codes]]).astype(np.intp),
+            np.concatenate([self.locs, other.locs]),
+            np.concatenate([self.figures, other.figures]),
+        )
 
 
 def read_crawl_counts(
@@ -124,26 +157,35 @@ def read_crawl_counts(
     since: datetime,
     until: datetime | None = None,
     by_url: Collection[str] = (),
+    *,
+    pending: bool = True,
 ) -> CrawlLogCounts:
     """What the fetches logged since ``since`` (and before ``until``) showed of lastmod:
     per sub-sitemap, URL by URL for the files ``by_url``. A URL's dateModified counts
-    once, by its newest check. One query, streamed into arrays: a URL costs a row of each
-    array and its string, not an object (``bench_crawl_counts.py``)."""
+    once, by its newest check; the compared fetches still pending a walk after them are
+    counted as ``pending`` (``pending=False`` leaves them out, for a reader that resolves
+    them itself: :meth:`PendingFetches.counted`). One query, streamed into arrays: a URL
+    costs a row of each array and its string, not an object (``bench_crawl_counts.py``)."""
     where, params = _window(site_id, since, until)
     files = sorted(set(by_url))
     marks = ", ".join("?" * len(files))
     at = f"CASE WHEN sitemap IN ({marks}) THEN loc END" if files else "CAST(NULL AS TEXT)"
+    judged = "lastmod_advanced IS NOT NULL" + (" OR pending = 1" if pending else "")
     sql = (
         "SELECT sitemap, at_loc, count(n_compared), COALESCE(sum(n_changed), 0),"
         " COALESCE(sum(n_advanced), 0), COALESCE(sum(n_both), 0), COALESCE(sum(days), 0),"
-        " count(n_dated), COALESCE(sum(n_agree), 0) FROM ("
-        f" SELECT sitemap, {at} AS at_loc, 1 AS n_compared, content_changed AS n_changed,"
+        " count(n_dated), COALESCE(sum(n_agree), 0), count(n_pending) FROM ("
+        f" SELECT sitemap, {at} AS at_loc,"
+        "  CASE WHEN lastmod_advanced IS NOT NULL THEN 1 END AS n_compared,"
+        "  CASE WHEN lastmod_advanced IS NOT NULL THEN content_changed END AS n_changed,"
         "  lastmod_advanced AS n_advanced, content_changed * lastmod_advanced AS n_both,"
-        "  interval_days AS days, NULL AS n_dated, NULL AS n_agree"
+        "  CASE WHEN lastmod_advanced IS NOT NULL THEN interval_days END AS days,"
+        "  NULL AS n_dated, NULL AS n_agree,"
+        "  CASE WHEN lastmod_advanced IS NULL THEN 1 END AS n_pending"
         f" FROM crawl_log WHERE {where}"
-        "  AND content_changed IS NOT NULL AND lastmod_advanced IS NOT NULL"
+        f"  AND content_changed IS NOT NULL AND ({judged})"
         " UNION ALL"
-        " SELECT sitemap, at_loc, NULL, NULL, NULL, NULL, NULL, 1, agrees FROM ("
+        " SELECT sitemap, at_loc, NULL, NULL, NULL, NULL, NULL, 1, agrees, NULL FROM ("
         f"  SELECT sitemap, {at} AS at_loc, date_agrees AS agrees, row_number() OVER"
         "   (PARTITION BY loc ORDER BY fetched_at DESC) AS newest"
         f"  FROM crawl_log WHERE {where} AND date_agrees IS NOT NULL) AS checks"
@@ -193,4 +235,122 @@ def _counts(batches: Iterable[Sequence[Sequence[Any]]]) -> CrawlLogCounts:
         np.array(codes, dtype=np.intp),
         np.array(locs, dtype=object),
         np.concatenate(chunks),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class PendingFetches:
+    """A site's compared fetches still pending a walk after them (``crawl_log.pending``),
+    as arrays: what :func:`auditor.crawl.resolve.resolve` judges against a walk, and what
+    :meth:`counted` counts once it has. Instants as seconds since the epoch; ``fetched``
+    keeps each row's stored ``fetched_at`` text, its key with ``loc``."""
+
+    locs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    fetched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    fetched_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fetched_precision: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    previous_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    previous_precision: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    sitemaps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    interval_days: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __len__(self) -> int:
+        return len(self.locs)
+
+    def counted(
+        self,
+        codes: np.ndarray,
+        since: datetime,
+        until: datetime | None = None,
+        by_url: Collection[str] = (),
+    ) -> CrawlLogCounts:
+        """What these fetches show of lastmod once judged (``codes``, one each, from
+        :func:`~auditor.crawl.resolve.judge`): those fetched in ``[since, until)`` and
+        listed somewhere, counted as :func:`read_crawl_counts` counts its rows (with
+        ``pending=False``), the ones still pending as ``pending``."""
+        from auditor.crawl.resolve import ADVANCED, PENDING
+
+        listed = np.array([s is not None for s in self.sitemaps], dtype=bool)
+        keep = (self.fetched_at >= since.timestamp()) & listed
+        if until is not None:
+            keep &= self.fetched_at < until.timestamp()
+        decided, changed = codes >= 0, self.changed
+        advanced = codes == ADVANCED
+        figures = np.column_stack(
+            [decided, decided & changed, advanced, advanced & changed,
+             np.where(decided, np.nan_to_num(self.interval_days), 0.0),
+             np.zeros(len(codes)), np.zeros(len(codes)), codes == PENDING]
+        ).astype(float)  # fmt: skip
+        keep &= figures.any(axis=1)
+        return _grouped(self.sitemaps[keep], self.locs[keep], figures[keep], by_url)
+
+
+def _grouped(
+    sitemaps: np.ndarray, locs: np.ndarray, figures: np.ndarray, by_url: Collection[str]
+) -> CrawlLogCounts:
+    """Rows of :data:`FIGURES` as counts: summed by file, by (file, URL) for ``by_url``."""
+    import pandas as pd
+
+    split = np.isin(sitemaps, list(by_url)) if by_url else np.zeros(len(locs), dtype=bool)
+    frame = pd.DataFrame(figures, columns=list(FIGURES))
+    whole = frame[~split].groupby(sitemaps[~split], sort=True).sum()
+    sums = whole.to_numpy()
+    keyed = {str(name): CrawlCounts.of(row) for name, row in zip(whole.index, sums, strict=True)}
+    if not split.any():
+        return CrawlLogCounts(keyed)
+    by = frame[split].groupby([sitemaps[split], locs[split]], sort=True).sum()
+    names = [str(f) for f, _ in by.index]
+    files = tuple(dict.fromkeys(names))
+    code = {name: i for i, name in enumerate(files)}
+    return CrawlLogCounts(
+        keyed,
+        files,
+        np.array([code[name] for name in names], dtype=np.intp),
+        np.array([str(loc) for _, loc in by.index], dtype=object),
+        by.to_numpy(dtype=float),
+    )
+
+
+#: The columns of ``crawl_log`` a pending fetch is read with, in :class:`PendingFetches`'
+#: field order.
+_PENDING_COLUMNS = (
+    "loc, fetched_at, fetched_precision, previous_at, previous_precision, sitemap,"
+    " content_changed, interval_days"
+)
+
+
+def read_pending(db: Database, site_id: int, since: datetime | None = None) -> PendingFetches:
+    """The site's fetches pending a walk (fetched since ``since``, when given), streamed
+    into arrays (one query, on the ``crawl_log_pending`` index)."""
+    import pandas as pd
+
+    sql = f"SELECT {_PENDING_COLUMNS} FROM crawl_log WHERE site_id = ? AND pending = 1"
+    params: list[Any] = [site_id]
+    if since is not None:
+        sql += " AND fetched_at >= ?"
+        params.append(instant_text(since))
+    columns: list[list[Any]] = [[] for _ in range(8)]
+    for batch in db.stream(sql, params, size=_BATCH):
+        for i, values in enumerate(zip(*batch, strict=True)):
+            columns[i].extend(values)
+    if not columns[0]:
+        return PendingFetches()
+    locs, fetched, fetched_p, previous, previous_p, sitemaps, changed, days = columns
+
+    def seconds(texts: list[Any]) -> np.ndarray:
+        stamps = pd.to_datetime(pd.Series(texts, dtype=object), utc=True, format="ISO8601")
+        micros = stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[us]").astype(np.int64)
+        return np.where(stamps.isna().to_numpy(), np.nan, micros / 1e6)
+
+    return PendingFetches(
+        np.array(locs, dtype=object),
+        np.array(fetched, dtype=object),
+        seconds(fetched),
+        np.array(fetched_p, dtype=object),
+        seconds(previous),
+        np.array(previous_p, dtype=object),
+        np.array(sitemaps, dtype=object),
+        np.array([bool(c) for c in changed], dtype=bool),
+        np.array([np.nan if d is None else float(d) for d in days], dtype=float),
     )

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
-from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES, INDEXING
+from auditor.history.crawl import CRAWL_LOG, CRAWL_PENDING, DATED_CHANGES, INDEXING
 from auditor.history.fleets import FLEET_PLANS
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
@@ -156,6 +156,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0011-latest-views", LATEST_VIEWS),
     Migration("0012-list-pages", _LIST_PAGES),
     Migration("0013-own-frame", _OWN_FRAME),
+    # 0014 is another branch's (crawl batches): this one stays last, renumbered at merge.
+    Migration("0015-crawl-pending", CRAWL_PENDING),
 )
 
 
