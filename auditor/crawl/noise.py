@@ -99,6 +99,14 @@ class HashNoise:
         self.quiet_differ += differ and quiet
         self.pending += pending
 
+    def count(self, differ: np.ndarray, quiet: np.ndarray, pending: np.ndarray) -> None:
+        """Count comparisons given as arrays, one element each."""
+        self.compared += len(differ)
+        self.differ += int(differ.sum())
+        self.quiet += int(quiet.sum())
+        self.quiet_differ += int((differ & quiet).sum())
+        self.pending += int(pending.sum())
+
     def merge(self, other: HashNoise) -> None:
         """Add ``other``'s comparisons to these."""
         self.compared += other.compared

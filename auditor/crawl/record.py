@@ -381,16 +381,20 @@ def _weigh(
     )
     codes = judge(previous, fetched, *inputs)
     later = [listed.next_walk if listed else None for listed in listings]
-    waiting = (codes == PENDING) & np.array([n is not None for n in later])
-    if waiting.any():  # a backfill's next capture: the earliest walk after the fetch
-        again = judge(previous, fetched, *_judged_inputs(later, math.nan))
-        codes = np.where(waiting, again, codes)
-    hushed = quiet(previous, fetched, inputs[0], inputs[1], inputs[2])
-    for (at, _, _, _), code, calm in zip(compared, codes.tolist(), hushed.tolist(), strict=True):
+    retry = (codes == PENDING) & np.array([n is not None for n in later])
+    if retry.any():  # a backfill's next capture: the earliest walk after the fetch
+        codes = np.where(retry, judge(previous, fetched, *_judged_inputs(later, math.nan)), codes)
+    hashed, differ = [], []
+    for (at, _, _, _), code in zip(compared, codes.tolist(), strict=True):
         row = rows[at]
         row[_ADVANCED], row[_PENDING] = advanced_of(code), code == PENDING
-        if row[_METHOD] == "hash":
-            noise.add(bool(row[_CHANGED]), calm, code == PENDING)
+        hashed.append(row[_METHOD] == "hash")
+        differ.append(row[_CHANGED])
+    by_hash = np.array(hashed, dtype=bool)
+    if by_hash.any():
+        calm = quiet(previous, fetched, *inputs)[by_hash]
+        waiting = (codes == PENDING)[by_hash]
+        noise.count(np.array(differ, dtype=bool)[by_hash], calm, waiting)
     return noise
 
 
@@ -482,7 +486,7 @@ def _apply(
         state = _failed(record, before, sitemap)  # a wall is no copy: the one kept stays
         row: list[Any] = [
             record.url, sitemap, record.fetched_at, record.status, record.content_hash,
-            lastmod, None, None, None, None, None, None, record.time_precision, False, None,
+            lastmod, None, None, None, None, None, record.time_precision, False, None,
         ]  # fmt: skip
         return state, row
     copy = {**_copy_of(record, page), **_indexing(record, page)}
@@ -511,8 +515,8 @@ def _apply(
     row = [
         record.url, sitemap, record.fetched_at, record.status,
         copy["content_hash"] or copy["fp_exact"], lastmod, changed, None, interval,
-        _date_agrees(page, listed), before.ok_fetched_at if before else None,
-        before.ok_fetched_precision if before else None, record.time_precision, False, method,
+        _date_agrees(page, listed), before.ok_fetched_precision if before else None,
+        record.time_precision, False, method,
     ]  # fmt: skip
     return state, row
 

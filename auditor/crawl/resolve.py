@@ -92,6 +92,10 @@ def spans(seconds: np.ndarray | Sequence[float], precisions: np.ndarray | Sequen
     unknown precision is read as exact)."""
     values = np.asarray(seconds, dtype=float)
     exact = PERIODS[None]
+    kinds = set(precisions)
+    if len(kinds) <= 1:  # one precision for all: a log writes its times one way
+        early, late = PERIODS.get(kinds.pop() if kinds else None, exact)
+        return values + early, values + late
     offsets = np.array([PERIODS.get(p, exact) for p in precisions], dtype=float).reshape(-1, 2)
     return values + offsets[:, 0], values + offsets[:, 1]
 

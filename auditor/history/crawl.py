@@ -27,6 +27,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from auditor.history.backend import Database
@@ -79,14 +80,14 @@ CRAWL_LOG = (
 )
 
 #: What a fetch says of lastmod is judged against a walk of the sitemaps made after it
-#: (:mod:`auditor.crawl.resolve`), so each compared fetch keeps what that needs: the
-#: previous good fetch's instant (F1) and how precisely each was written
-#: (``crawl_state`` keeps its copy's), and ``pending`` while no such walk has been made
-#: (a partial index finds those at the next walk); ``change_method`` says what the
+#: (:mod:`auditor.crawl.resolve`), so each compared fetch keeps what that needs: how
+#: precisely it and the previous good fetch were written (``crawl_state`` keeps its
+#: copy's; that fetch's instant is ``fetched_at`` less ``interval_days``), and
+#: ``pending`` while no such walk has been made (a partial index finds those at the next
+#: walk); ``change_method`` says what the
 #: change was read on (``body``, ``hash``, ``not-modified``; ``hash-refused`` for a
 #: log's noisy hashes, :mod:`auditor.crawl.noise`). Old rows read as judged, as before.
 CRAWL_PENDING = (
-    "ALTER TABLE crawl_log ADD COLUMN previous_at TEXT",
     "ALTER TABLE crawl_log ADD COLUMN previous_precision TEXT",
     "ALTER TABLE crawl_log ADD COLUMN fetched_precision TEXT",
     "ALTER TABLE crawl_log ADD COLUMN pending INTEGER",
@@ -150,9 +151,11 @@ class CrawlState:
 
     def row(self, site_id: int) -> tuple[Any, ...]:
         """The ``crawl_state`` values, ``site_id`` first."""
-        values = [getattr(self, name) for name in STATE_COLUMNS]
-        for i in _INSTANT_FIELDS:
-            values[i] = None if values[i] is None else instant_text(values[i])
+        values = list(self.__dict__.values())  # the fields in order, as __init__ set them
+        at = values[_AT] = instant_text(self.fetched_at)
+        ok, lastmod = self.ok_fetched_at, self.lastmod
+        values[_OK] = at if ok is self.fetched_at else None if ok is None else instant_text(ok)
+        values[_LASTMOD] = None if lastmod is None else instant_text(lastmod)
         values[_SIMHASH] = signed64(values[_SIMHASH])
         return (site_id, *values)
 
@@ -169,6 +172,7 @@ class CrawlState:
 
 STATE_COLUMNS = tuple(f.name for f in fields(CrawlState))
 _INSTANT_FIELDS = tuple(STATE_COLUMNS.index(n) for n in ("fetched_at", "ok_fetched_at", "lastmod"))
+_AT, _OK, _LASTMOD = _INSTANT_FIELDS
 _SIMHASH, _BLOCKS = STATE_COLUMNS.index("fp_simhash"), STATE_COLUMNS.index("fp_blocks")
 
 
@@ -186,24 +190,27 @@ class CrawlLogRow:
     lastmod_advanced: bool | None  # ... None: lastmod's precision cannot tell
     interval_days: float | None
     date_agrees: bool | None  # a credible dateModified agreed with lastmod; None: none
-    previous_at: datetime | None = None  # the previous good fetch, compared with
-    previous_precision: str | None = None  # how precisely each was written (None: exact)
+    #: How precisely the previous good fetch (``interval_days`` before) and this one were
+    #: written (None: exact).
+    previous_precision: str | None = None
     fetched_precision: str | None = None
     pending: bool = False  # compared, waiting for a walk after it to be weighed
     change_method: str | None = None  # body, hash, not-modified; None: not compared
 
     def row(self, site_id: int, recorded_at: datetime) -> tuple[Any, ...]:
         """The ``crawl_log`` values."""
-        values: list[Any] = [getattr(self, name) for name in _LOG_FIELDS]
-        for i in (2, 5, 10):
+        values: list[Any] = list(self.__dict__.values())  # the fields in order
+        for i in (2, 5):
             values[i] = None if values[i] is None else instant_text(values[i])
         for i in (6, 7, 9):
             values[i] = None if values[i] is None else int(values[i])
-        values[13] = 1 if values[13] else None
-        return (site_id, *values, instant_text(recorded_at))
+        values[12] = 1 if values[12] else None
+        return (site_id, *values, _recorded_text(recorded_at))
 
 
 _LOG_FIELDS = tuple(f.name for f in fields(CrawlLogRow))
+#: A batch's rows share their ``recorded_at``: its text made once, not once a row.
+_recorded_text = lru_cache(maxsize=4)(instant_text)
 LOG_COLUMNS = (*_LOG_FIELDS, "recorded_at")
 
 

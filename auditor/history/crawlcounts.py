@@ -315,8 +315,8 @@ def _grouped(
 #: The columns of ``crawl_log`` a pending fetch is read with, in :class:`PendingFetches`'
 #: field order.
 _PENDING_COLUMNS = (
-    "loc, fetched_at, fetched_precision, previous_at, previous_precision, sitemap,"
-    " content_changed, interval_days"
+    "loc, fetched_at, fetched_precision, interval_days, previous_precision, sitemap,"
+    " content_changed"
 )
 
 
@@ -330,27 +330,25 @@ def read_pending(db: Database, site_id: int, since: datetime | None = None) -> P
     if since is not None:
         sql += " AND fetched_at >= ?"
         params.append(instant_text(since))
-    columns: list[list[Any]] = [[] for _ in range(8)]
+    columns: list[list[Any]] = [[] for _ in range(7)]
     for batch in db.stream(sql, params, size=_BATCH):
         for i, values in enumerate(zip(*batch, strict=True)):
             columns[i].extend(values)
     if not columns[0]:
         return PendingFetches()
-    locs, fetched, fetched_p, previous, previous_p, sitemaps, changed, days = columns
-
-    def seconds(texts: list[Any]) -> np.ndarray:
-        stamps = pd.to_datetime(pd.Series(texts, dtype=object), utc=True, format="ISO8601")
-        micros = stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[us]").astype(np.int64)
-        return np.where(stamps.isna().to_numpy(), np.nan, micros / 1e6)
-
+    locs, fetched, fetched_p, days, previous_p, sitemaps, changed = columns
+    stamps = pd.to_datetime(pd.Series(fetched, dtype=object), utc=True, format="ISO8601")
+    micros = stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[us]").astype(np.int64)
+    seconds = micros / 1e6
+    interval = np.array([np.nan if d is None else float(d) for d in days], dtype=float)
     return PendingFetches(
         np.array(locs, dtype=object),
         np.array(fetched, dtype=object),
-        seconds(fetched),
+        seconds,
         np.array(fetched_p, dtype=object),
-        seconds(previous),
+        seconds - interval * 86_400,  # the previous good fetch: the interval before
         np.array(previous_p, dtype=object),
         np.array(sitemaps, dtype=object),
         np.array([bool(c) for c in changed], dtype=bool),
-        np.array([np.nan if d is None else float(d) for d in days], dtype=float),
+        interval,
     )

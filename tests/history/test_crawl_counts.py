@@ -139,7 +139,7 @@ def test_fetches_pending_a_walk_are_counted_so_and_resolved_as_the_worker_counts
         assert site_id is not None
         rows = [
             CrawlLogRow(loc, BLOG, DAY4, 200, "h", None, i % 3 == 0, None, 3.0, None,
-                        previous_at=DAY1, pending=True, change_method="hash")
+                        pending=True, change_method="hash")
             for i, loc in enumerate(POSTS)
         ]  # fmt: skip
         history.save_fetches(site_id, [], rows, DAY4 + timedelta(hours=1))
