@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -135,3 +136,31 @@ def test_whole_page_hashes_that_change_on_every_fetch_are_refused_in_plain_words
         site_id = history.site_ids()[origin]
         states = history.crawl_states(site_id, [origin + p for p in site.pages])
     assert {(s.intervals, s.changes) for s in states.values()} == {(0, 0)}  # no rate either
+
+
+def _recipe_crawl(origin: str, site: SimulatedSite, tmp_path: Path, name: str) -> str:
+    """Every page fetched by the Python recipe of docs/frontier.md, "What to hash"."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "frontier.md").read_text("utf-8")
+    (recipe,) = re.findall(r"```python\n(.+?)\n```", page, re.DOTALL)
+    code = compile(recipe, "docs/frontier.md", "exec")
+    path = tmp_path / name
+    with path.open("w", encoding="utf-8") as log:
+        for p in sorted(site.pages):
+            exec(code, {"url": origin + p, "log": log})
+    return str(path)
+
+
+def test_the_main_content_hash_frontier_md_shows_is_counted(db_url, capsys, tmp_path):
+    site = _site("recipe")
+    with SiteServer(site) as server:
+        origin = server.origin
+        _audit(db_url, origin, capsys)
+        _crawled(db_url, _recipe_crawl(origin, site, tmp_path, "one.jsonl"), capsys)
+        again = _crawled(db_url, _recipe_crawl(origin, site, tmp_path, "two.jsonl"), capsys)
+        edited = _edit(site, EDITED)
+        time.sleep(STEP)
+        third = _crawled(db_url, _recipe_crawl(origin, site, tmp_path, "three.jsonl"), capsys)
+
+    # the pages' tokens, render times and trending words do not reach the hash
+    assert (again["unchanged"], again["changed"], again["refused"]) == (PAGES, 0, 0)
+    assert (third["changed"], third["refused"]) == (len(edited), 0)
