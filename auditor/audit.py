@@ -170,7 +170,7 @@ def previous_of(history: History, site: str) -> Previous:
         earlier = history.crawl_log_counts(
             site, oldest, run.started_at, by_url=split, pending=False
         )
-        pending = history.pending_fetches(site_id, oldest)
+        pending = history.pending_fetches(site_id, oldest, keys=False)  # judged, not kept
     return Previous(
         run=run,
         entries=history.latest_entries(site) if run else None,

@@ -96,8 +96,11 @@ def spans(seconds: np.ndarray | Sequence[float], precisions: np.ndarray | Sequen
     if len(kinds) <= 1:  # one precision for all: a log writes its times one way
         early, late = PERIODS.get(kinds.pop() if kinds else None, exact)
         return values + early, values + late
-    offsets = np.array([PERIODS.get(p, exact) for p in precisions], dtype=float).reshape(-1, 2)
-    return values + offsets[:, 0], values + offsets[:, 1]
+    names = list(kinds)  # a few kinds: each value's offsets looked up by its kind's code
+    code = {kind: i for i, kind in enumerate(names)}
+    offsets = np.array([PERIODS.get(kind, exact) for kind in names], dtype=float)
+    codes = np.fromiter((code[p] for p in precisions), dtype=np.intp, count=len(values))
+    return values + offsets[codes, 0], values + offsets[codes, 1]
 
 
 def judge(

@@ -243,7 +243,8 @@ class PendingFetches:
     """A site's compared fetches still pending a walk after them (``crawl_log.pending``),
     as arrays: what :func:`auditor.crawl.resolve.resolve` judges against a walk, and what
     :meth:`counted` counts once it has. Instants as seconds since the epoch; ``fetched``
-    keeps each row's stored ``fetched_at`` text, its key with ``loc``."""
+    keeps each row's stored ``fetched_at`` text, its key with ``loc`` (empty when read
+    without keys: :func:`read_pending`)."""
 
     locs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     fetched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
@@ -320,35 +321,44 @@ _PENDING_COLUMNS = (
 )
 
 
-def read_pending(db: Database, site_id: int, since: datetime | None = None) -> PendingFetches:
+def read_pending(
+    db: Database, site_id: int, since: datetime | None = None, *, keys: bool = True
+) -> PendingFetches:
     """The site's fetches pending a walk (fetched since ``since``, when given), streamed
-    into arrays (one query, on the ``crawl_log_pending`` index)."""
-    import pandas as pd
-
+    into arrays batch by batch (one query, on the ``crawl_log_pending`` index); without
+    ``keys``, the rows' ``fetched_at`` texts are not kept (``fetched`` is empty): enough
+    to judge and count them, not to write their judgement back."""
     sql = f"SELECT {_PENDING_COLUMNS} FROM crawl_log WHERE site_id = ? AND pending = 1"
     params: list[Any] = [site_id]
     if since is not None:
         sql += " AND fetched_at >= ?"
         params.append(instant_text(since))
-    columns: list[list[Any]] = [[] for _ in range(7)]
+    shared: dict[Any, Any] = {}  # a file's URL or a precision: one string for all its rows
+    parts: list[list[np.ndarray]] = []
     for batch in db.stream(sql, params, size=_BATCH):
-        for i, values in enumerate(zip(*batch, strict=True)):
-            columns[i].extend(values)
-    if not columns[0]:
+        locs, fetched, fetched_p, days, previous_p, sitemaps, changed = zip(*batch, strict=True)
+        seconds = _seconds(fetched)
+        interval = np.array(days, dtype=float)  # None (never, for a compared fetch) as NaN
+        parts.append([
+            np.array(locs, dtype=object),
+            np.array(fetched if keys else (), dtype=object),
+            seconds,
+            np.array([shared.setdefault(p, p) for p in fetched_p], dtype=object),
+            seconds - interval * 86_400,  # the previous good fetch: the interval before
+            np.array([shared.setdefault(p, p) for p in previous_p], dtype=object),
+            np.array([shared.setdefault(m, m) for m in sitemaps], dtype=object),
+            np.array(changed, dtype=bool),
+            interval,
+        ])  # fmt: skip
+    if not parts:
         return PendingFetches()
-    locs, fetched, fetched_p, days, previous_p, sitemaps, changed = columns
-    stamps = pd.to_datetime(pd.Series(fetched, dtype=object), utc=True, format="ISO8601")
+    return PendingFetches(*(np.concatenate(column) for column in zip(*parts, strict=True)))
+
+
+def _seconds(texts: Sequence[str]) -> np.ndarray:
+    """Stored instants as seconds since the epoch."""
+    import pandas as pd
+
+    stamps = pd.to_datetime(pd.Series(texts, dtype=object), utc=True, format="ISO8601")
     micros = stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[us]").astype(np.int64)
-    seconds = micros / 1e6
-    interval = np.array([np.nan if d is None else float(d) for d in days], dtype=float)
-    return PendingFetches(
-        np.array(locs, dtype=object),
-        np.array(fetched, dtype=object),
-        seconds,
-        np.array(fetched_p, dtype=object),
-        seconds - interval * 86_400,  # the previous good fetch: the interval before
-        np.array(previous_p, dtype=object),
-        np.array(sitemaps, dtype=object),
-        np.array([bool(c) for c in changed], dtype=bool),
-        interval,
-    )
+    return np.asarray(micros / 1e6)

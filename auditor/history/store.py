@@ -483,10 +483,13 @@ class History:
             return CrawlLogCounts()
         return read_crawl_counts(self._db, site_id, since, until, by_url, pending=pending)
 
-    def pending_fetches(self, site_id: int, since: datetime | None = None) -> PendingFetches:
+    def pending_fetches(
+        self, site_id: int, since: datetime | None = None, *, keys: bool = True
+    ) -> PendingFetches:
         """The site's compared fetches pending a walk after them (fetched since ``since``,
-        when given): :mod:`auditor.crawl.resolve` judges them."""
-        return read_pending(self._db, site_id, since)
+        when given): :mod:`auditor.crawl.resolve` judges them (``keys``: with what writing
+        the judgement back needs)."""
+        return read_pending(self._db, site_id, since, keys=keys)
 
     def save_resolution(self, site_id: int, decided: Iterable[tuple[bool | None, str, str]]) -> int:
         """Keep what a walk decided of pending fetches: (``lastmod_advanced``, loc, stored
