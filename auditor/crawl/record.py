@@ -362,28 +362,29 @@ _Compared = tuple[int, CrawlState, FetchRecord, "Listed | None"]
 def _weigh(
     rows: list[list[Any]], compared: list[_Compared], walked_at: datetime | None
 ) -> HashNoise:
-    """Set what each compared fetch says of lastmod in its row (:mod:`auditor.crawl.resolve`:
-    against the walk it was listed in, then a later one a backfill knows of); the batch's
-    comparisons by hash alone, for :mod:`auditor.crawl.noise`."""
+    """Set what each compared fetch says of lastmod in its row (:mod:`auditor.crawl.resolve`):
+    against the walk of the site made at ``walked_at``, or (None) the walks each listing
+    names, then the later one a backfill knows of; the batch's comparisons by hash alone,
+    for :mod:`auditor.crawl.noise`."""
     noise = HashNoise()
     if not compared:
         return noise
-    site_walk = walked_at.timestamp() if walked_at is not None else math.nan
     listings = [listed for _, _, _, listed in compared]
-    inputs = _judged_inputs(listings, site_walk)
-    previous = spans(
-        [b.ok_fetched_at.timestamp() if b.ok_fetched_at else math.nan for _, b, _, _ in compared],
-        [b.ok_fetched_precision for _, b, _, _ in compared],
-    )
+    inputs = _judged_inputs(listings, walked_at)
     fetched = spans(
         [r.fetched_at.timestamp() for _, _, r, _ in compared],
         [r.time_precision for _, _, r, _ in compared],
     )
+    intervals = np.array([rows[at][_INTERVAL] for at, _, _, _ in compared], dtype=float)
+    previous = spans(  # the previous good fetch, the interval before
+        fetched[0] - intervals * 86_400, [b.ok_fetched_precision for _, b, _, _ in compared]
+    )
     codes = judge(previous, fetched, *inputs)
-    later = [listed.next_walk if listed else None for listed in listings]
-    retry = (codes == PENDING) & np.array([n is not None for n in later])
-    if retry.any():  # a backfill's next capture: the earliest walk after the fetch
-        codes = np.where(retry, judge(previous, fetched, *_judged_inputs(later, math.nan)), codes)
+    if walked_at is None:  # a backfill's next capture: the earliest walk after the fetch
+        later = [listed.next_walk if listed else None for listed in listings]
+        retry = (codes == PENDING) & np.array([n is not None for n in later])
+        if retry.any():
+            codes = np.where(retry, judge(previous, fetched, *_judged_inputs(later)), codes)
     hashed, differ = [], []
     for (at, _, _, _), code in zip(compared, codes.tolist(), strict=True):
         row = rows[at]
@@ -399,19 +400,19 @@ def _weigh(
 
 
 def _judged_inputs(
-    listings: Sequence[Listed | None], site_walk: float
+    listings: Sequence[Listed | None], walked_at: datetime | None = None
 ) -> tuple[Spans, np.ndarray, np.ndarray]:
-    """The lastmod spans, whether listed, and when walked, of each of ``listings``."""
+    """The lastmod spans, whether listed, and when walked, of each of ``listings`` (all
+    in the walk made at ``walked_at``, or each in its own)."""
     lastmod = spans(
         [i.lastmod.timestamp() if i and i.lastmod else math.nan for i in listings],
         [i.precision if i else None for i in listings],
     )
     listed = np.array([i is not None for i in listings], dtype=bool)
-    walked = np.array(
-        [i.walked_at.timestamp() if i and i.walked_at else site_walk for i in listings],
-        dtype=float,
-    )
-    return lastmod, listed, walked
+    if walked_at is not None:
+        return lastmod, listed, np.full(len(listings), walked_at.timestamp())
+    walked = [i.walked_at.timestamp() if i and i.walked_at else math.nan for i in listings]
+    return lastmod, listed, np.array(walked, dtype=float)
 
 
 def _evidence(records: list[FetchRecord]) -> dict[int, PageEvidence]:
@@ -468,6 +469,7 @@ def _body_changes(
 _ROW_FIELDS = [f.name for f in fields(CrawlLogRow)]
 _CHANGED, _ADVANCED = _ROW_FIELDS.index("content_changed"), _ROW_FIELDS.index("lastmod_advanced")
 _PENDING, _METHOD = _ROW_FIELDS.index("pending"), _ROW_FIELDS.index("change_method")
+_INTERVAL = _ROW_FIELDS.index("interval_days")
 
 
 def _apply(

@@ -12,7 +12,8 @@ minute. For a walk made at W, at or after F2:
 - L wholly at or before F1: the last change came before F1, none in (F1, F2]:
   **not advanced** (a URL the walk lists without a lastmod reads so too: its sitemap
   never says it changed);
-- L wholly after F1 and at or before F2: a change in (F1, F2]: **advanced**;
+- L wholly after F1 and at or before F2 (or at or before W, which saw it: a change
+  cannot come after the walk that shows it): a change in (F1, F2]: **advanced**;
 - L wholly after F2: the last change came after F2, which cannot tell whether one also
   happened in (F1, F2]; L overlapping F1 or F2 (a day holding either) cannot tell; a URL
   the walk does not list says nothing: **untold**, the fetch is not counted.
@@ -21,7 +22,8 @@ Every walk (a plan's, an audit's) resolves the fetches made before it, so the wa
 decides a fetch is the earliest made after it: a later one, whose L can only be later,
 could not tell more. A walk made before F2 cannot say "not advanced" (a change between
 it and F2 would not show in it) but it can prove an advance: F1 < L <= W < F2, the site
-had published a change in (F1, F2] by then. That proof is used at once: no later walk
+had published a change in (F1, F2] by then (a lastmod later than the walk that shows it
+proves nothing: it claims a change yet to come). That proof is used at once: no later walk
 takes it back, and it is the plan's own case (its walk sees the lastmods that moved
 since the crawler's copy; the crawler then fetches those pages), which would otherwise
 wait a whole plan cycle for no gain. Every other fetch is **pending** until a walk after
@@ -120,11 +122,15 @@ def judge(
     f1_start, f1_end = previous
     f2_start, f2_end = fetched
     l_start, l_end = lastmod
+    walked = np.asarray(walked_at, dtype=float)
     dated = listed & ~np.isnan(l_start)
     with np.errstate(invalid="ignore"):  # NaN compares False: undated is neither
         before = dated & (l_end <= f1_start)
-        between = dated & (l_start > f1_end) & (l_end <= f2_start)
-    after = np.asarray(walked_at, dtype=float) >= f2_end  # a walk that saw all up to F2
+        # the change a walk saw happened by the walk: a day of lastmod ends for it there;
+        # a lastmod later than the walk that saw it claims a change yet to come: no proof
+        known = ~(l_start > walked) & (np.fmin(l_end, walked) <= f2_start)
+        between = dated & (l_start > f1_end) & known
+    after = walked >= f2_end  # a walk that saw all up to F2
     codes = np.full(len(f2_start), PENDING, dtype=np.int8)
     codes[after] = UNTOLD
     codes[after & ((listed & ~dated) | before)] = NOT_ADVANCED

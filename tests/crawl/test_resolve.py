@@ -56,6 +56,14 @@ def test_a_walk_before_the_fetch_proves_an_advance_and_nothing_else():
     assert judge_one(F1, F2, None, BEFORE) == PENDING
     assert judge_one(F1, F2, _at(1), BEFORE, listed=False) == PENDING
     assert judge_one(F1, F2, _at(1), F2, lastmod_precision="second") == NOT_ADVANCED  # W = F2
+    # a walk before F1 showing a lastmod after it claims a change yet to come: no proof
+    assert judge_one(F1, F2, _at(2), F1 - timedelta(hours=1), lastmod_precision="second") == -2
+
+
+def test_a_date_only_lastmod_seen_by_a_walk_made_at_the_fetch_tells_the_change_came_by_it():
+    day_of_f2 = datetime(2026, 3, 5, tzinfo=UTC)  # a local Mar 5: it may hold F2, or not
+    assert judge_one(F1, F2, day_of_f2, F2, lastmod_precision="day") == ADVANCED
+    assert judge_one(F1, F2, day_of_f2, F2 + timedelta(hours=1), lastmod_precision="day") == -1
 
 
 def test_a_url_the_walk_does_not_list_says_nothing_once_the_walk_is_after():
