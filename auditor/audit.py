@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from auditor.dispersion import DispersionReport
     from auditor.history import History, RunRecord
-    from auditor.history.crawlcounts import CrawlLogCounts
+    from auditor.history.crawlcounts import CrawlLogCounts, PendingFetches
     from auditor.http import HttpClient
     from auditor.sampler.pacing import HostPacer
 
@@ -93,6 +93,10 @@ class Previous:
     #: run split into groups, so that each of today's groups gets its own.
     crawled: CrawlLogCounts | None = None
     crawled_earlier: CrawlLogCounts | None = None
+    #: The window's fetches pending a walk made after them (left out of the counts
+    #: above): this audit's walk judges them (:func:`_crawl_counts`), and the same
+    #: judgement is kept when its run is saved (:func:`save_audit`).
+    pending: PendingFetches | None = None
     #: The latest run's verdict of each segment, by segment key.
     segment_verdicts: Mapping[str, str] = field(default_factory=dict)
 
@@ -158,12 +162,18 @@ def previous_of(history: History, site: str) -> Previous:
     window = [PastRun(r.started_at, tuple(history.pages(r.run_id))) for r in recent[-WINDOW_RUNS:]]
     files = tuple(SitemapFile(**f) for f in history.sitemap_files(run.run_id)) if run else ()
     verdicts = history.segment_verdicts(run.run_id) if run else {}
-    crawled = earlier = None
-    if run is not None:  # the crawl since the latest run, and the window's days before it
-        split = _split_files(verdicts)
-        crawled = history.crawl_log_counts(site, run.started_at, by_url=split, batches=True)
+    crawled = earlier = pending = None
+    site_id = history.site_id(site)
+    if run is not None and site_id is not None:  # the crawl since the latest run, and
+        split = _split_files(verdicts)  # the window's days before it
+        crawled = history.crawl_log_counts(
+            site, run.started_at, by_url=split, batches=True, pending=False
+        )
         oldest = run.started_at - timedelta(days=WINDOW_DAYS)
-        earlier = history.crawl_log_counts(site, oldest, run.started_at, by_url=split, batches=True)
+        earlier = history.crawl_log_counts(
+            site, oldest, run.started_at, by_url=split, batches=True, pending=False
+        )
+        pending = history.pending_fetches(site_id, oldest, keys=False)  # judged, not kept
     return Previous(
         run=run,
         entries=history.latest_entries(site) if run else None,
@@ -172,6 +182,7 @@ def previous_of(history: History, site: str) -> Previous:
         files=files,
         crawled=crawled,
         crawled_earlier=earlier,
+        pending=pending,
         segment_verdicts=verdicts,
     )
 
@@ -254,6 +265,7 @@ def save_audit(history: History, bundle: AuditBundle, *, fleet: int | None = Non
     """Save an audit's run in one transaction; returns the result with its run id and
     what scheduling on its verdicts saves (``savings``, from the crawl log's rates).
     ``fleet``: the run is its site's in that fleet's plan (``History.plan_fleet``)."""
+    from auditor.crawl.resolve import resolve_walk
     from auditor.planner import site_figures
 
     figures = site_figures(history, bundle.result.to_dict(), bundle.entries)
@@ -261,6 +273,7 @@ def save_audit(history: History, bundle: AuditBundle, *, fleet: int | None = Non
     run_id = history.save_run(
         result, files=bundle.files, entries=bundle.entries, pages=bundle.pages, fleet=fleet
     )
+    resolve_walk(history, result.site, result.started_at, bundle.entries)  # as the worker
     return replace(result, run_id=run_id)
 
 
@@ -269,6 +282,7 @@ def _score_inputs(
 ) -> ScoreInputs:
     """What the scorer reads, from the walk and the site's history; no pages yet."""
     dispersion = analyse(inventory, previous.entries)
+    crawled, earlier = _crawl_counts(previous, inventory.entries, started)
     return ScoreInputs(
         site=site,
         started_at=started,
@@ -279,9 +293,32 @@ def _score_inputs(
         previous_pages=list(previous.pages),
         previous_verdict=previous.run.verdict if previous.run else None,
         past_runs=previous.past_runs,
-        crawled=_attributed(previous.crawled, dispersion.segmenter),
-        crawled_earlier=_attributed(previous.crawled_earlier, dispersion.segmenter),
+        crawled=_attributed(crawled, dispersion.segmenter),
+        crawled_earlier=_attributed(earlier, dispersion.segmenter),
         previous_segments=previous.segment_verdicts,
+    )
+
+
+def _crawl_counts(
+    previous: Previous, entries: pd.DataFrame, walked_at: datetime
+) -> tuple[CrawlLogCounts | None, CrawlLogCounts | None]:
+    """The crawl's counts since the latest run and before it, with the fetches pending a
+    walk judged against this audit's (:func:`auditor.crawl.resolve.resolve`, the call
+    :func:`save_audit` keeps): in the worker, from what ``previous`` carries."""
+    pending, run = previous.pending, previous.run
+    if pending is None or not len(pending) or run is None:
+        return previous.crawled, previous.crawled_earlier
+    from auditor.crawl.resolve import resolve
+    from auditor.history.crawlcounts import CrawlLogCounts
+
+    codes = resolve(pending, entries, walked_at)
+    split = _split_files(previous.segment_verdicts)
+    oldest = run.started_at - timedelta(days=WINDOW_DAYS)
+    since = pending.counted(codes, run.started_at, by_url=split)
+    before = pending.counted(codes, oldest, run.started_at, by_url=split)
+    return (
+        (previous.crawled or CrawlLogCounts()).plus(since),
+        (previous.crawled_earlier or CrawlLogCounts()).plus(before),
     )
 
 

@@ -208,7 +208,7 @@ def _cmd_crawled(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from auditor.cli.batches import said_batch, source_names
+    from auditor.cli.batches import source_names
     from auditor.crawl.record import record_fetches
     from auditor.history import History
 
@@ -229,20 +229,39 @@ def _record(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        fetches = "fetch" if summary.recorded == 1 else "fetches"
-        sites = "site" if len(summary.sites) == 1 else "sites"
-        walls = "a bot wall" if summary.blocked == 1 else "bot walls"
-        print(
-            f"recorded {summary.recorded:,} {fetches} of {len(summary.sites):,} {sites} "
-            f"({summary.changed:,} changed, {summary.unchanged:,} unchanged, "
-            f"{summary.unknown_change:,} not comparable, {summary.failed:,} failed"
-            f"{f', {summary.blocked:,} of them {walls}' if summary.blocked else ''}); "
-            f"{summary.unknown_site:,} of no audited site ignored, "
-            f"{summary.already_recorded:,} already recorded, {malformed:,} malformed"
-        )
-        if summary.batch_id is not None:
-            print(said_batch(summary.batch_id))
+        print("\n".join(_crawled_lines(summary, malformed)))
     return EXIT_OK if summary.recorded or not malformed else EXIT_FAILED
+
+
+def _crawled_lines(summary: CrawlSummary, malformed: int) -> list[str]:
+    """What ``auditor crawled`` did, in plain English: the counts, the fetches waiting
+    for a walk, and each site whose hashes were refused."""
+    fetches = "fetch" if summary.recorded == 1 else "fetches"
+    sites = "site" if len(summary.sites) == 1 else "sites"
+    walls = "a bot wall" if summary.blocked == 1 else "bot walls"
+    refused = (
+        f"{summary.refused:,} compared on noisy hashes, not counted, " if summary.refused else ""
+    )
+    lines = [
+        f"recorded {summary.recorded:,} {fetches} of {len(summary.sites):,} {sites} "
+        f"({summary.changed:,} changed, {summary.unchanged:,} unchanged, {refused}"
+        f"{summary.unknown_change:,} not comparable, {summary.failed:,} failed"
+        f"{f', {summary.blocked:,} of them {walls}' if summary.blocked else ''}); "
+        f"{summary.unknown_site:,} of no audited site ignored, "
+        f"{summary.already_recorded:,} already recorded, {malformed:,} malformed"
+    ]
+    if summary.pending:
+        wait, them = ("waits", "it") if summary.pending == 1 else ("wait", "them")
+        lines.append(
+            f"{summary.pending:,} of the compared fetches {wait} for a walk of the sitemaps "
+            f"made after {them} (the next plan or audit) to be weighed against lastmod"
+        )
+    lines += [f"{site}: {noise.sentence()}" for site, noise in sorted(summary.noisy.items())]
+    if summary.batch_id is not None:
+        from auditor.cli.batches import said_batch
+
+        lines.append(said_batch(summary.batch_id))
+    return lines
 
 
 def _backfill(

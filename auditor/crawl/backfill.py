@@ -9,7 +9,9 @@ day. ``auditor crawled --backfill`` reads such a file twice:
    lastmod kept with the capture's time;
 2. its **page captures**, recorded as :func:`~auditor.crawl.record.record_fetches` does,
    each against the lastmod of the newest capture listing it at or before its fetch
-   (a page fetched before any capture listed it is recorded without evidence).
+   (a page fetched before any capture listed it is recorded without evidence), the
+   earliest capture made after it deciding what it says of lastmod
+   (:mod:`auditor.crawl.resolve`: the newest before can prove an advance, not more).
 
 So a site audited once starts its second audit with weeks of observed changes behind
 the verdict (the crawl log's fetches within 90 days before its latest run count as
@@ -24,7 +26,8 @@ import bisect
 import logging
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -39,6 +42,9 @@ __all__ = ["MAX_SITEMAP_BYTES", "Captures", "backfill"]
 
 _log = logging.getLogger(__name__)
 
+#: A WARC-Date is written to the second: a capture decides a page capture's lastmod only
+#: from the second after it on.
+_DATE_SPAN = 1.0
 #: A captured sitemap is read up to the protocol's 50 MB uncompressed.
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 _ROOTS = (b"<urlset", b"<sitemapindex", b"<?xml")
@@ -74,12 +80,17 @@ class Captures:
         self._times = {url: [t for t, _ in found] for url, found in self.listings.items()}
 
     def at(self, url: str, fetched_at: datetime) -> Listed | None:
-        """Where ``url`` was listed at ``fetched_at``: the newest capture at or before."""
+        """Where ``url`` was listed at ``fetched_at``: the newest capture at or before,
+        with the earliest capture made after the fetch as its next walk, the one that
+        decides what the fetch says of lastmod (:mod:`auditor.crawl.resolve`)."""
         found = self.listings.get(url)
         if not found:
             return None
-        i = bisect.bisect_right(self._times[url], fetched_at.timestamp())
-        return found[i - 1][1] if i else None
+        times = self._times[url]
+        i = bisect.bisect_right(times, fetched_at.timestamp())
+        j = bisect.bisect_left(times, fetched_at.timestamp() + _DATE_SPAN)
+        later = _walked(*found[j]) if j < len(found) else None
+        return replace(_walked(*found[i - 1]), next_walk=later) if i else None
 
 
 def backfill(
@@ -105,6 +116,11 @@ def backfill(
         pages = _pages(read_crawl_log(stream, "warc"), captures, on_problem)
         summary = record_fetches(history, pages, now=now, lookup=captures.at, sources=sources)
     return summary, captures
+
+
+def _walked(moment: float, listed: Listed) -> Listed:
+    """``listed`` as found by a walk made at ``moment`` (seconds)."""
+    return replace(listed, walked_at=datetime.fromtimestamp(moment, UTC))
 
 
 def _pages(

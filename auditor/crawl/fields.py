@@ -22,6 +22,7 @@ __all__ = [
     "iso_time",
     "row_item",
     "short",
+    "time_precision",
     "web_url",
 ]
 
@@ -33,6 +34,11 @@ _STATUS_TEXT = re.compile(r"(\d+)(?:\.0*)?")
 _NOT_IN_URL = re.compile(r"[\x00-\x20\x7f]")  # whitespace and controls
 #: The common shape of a URL, taken without urlsplit: http(s), an ASCII host, no port.
 _PLAIN_URL = re.compile(r"https?://[a-z0-9.-]+(?:[/?#][^\x00-\x20\x7f]*)?", re.I | re.ASCII)
+#: An ISO 8601 date (calendar, week or ordinal) and as much of a clock as it writes.
+_ISO_CLOCK = re.compile(
+    r"\d{4}-?(?:\d\d-?\d\d|W\d\d-?\d|\d{3})(?:.(\d\d)(?::?(\d\d)(?::?(\d\d)([.,]\d)?)?)?)?",
+    re.ASCII,
+)
 
 
 class BadField(Exception):
@@ -63,6 +69,7 @@ def _row_record(row: Mapping[str, Any]) -> FetchRecord:
         fetched_at=fetch_time(fetched_at),
         status=fetch_status(row.get("status")),
         content_hash=_content_hash(row),
+        time_precision=time_precision(fetched_at),
     )
 
 
@@ -105,6 +112,30 @@ def fetch_time(value: object) -> datetime:
         return _EPOCH + timedelta(seconds=value)
     except (ValueError, OverflowError):  # NaN, infinities, milliseconds past year 9999
         raise BadField("bad-time", f"not epoch seconds: {short(value)}") from None
+
+
+def time_precision(value: object) -> str | None:
+    """How precisely a time :func:`fetch_time` reads was written: ``day`` (a date
+    alone), ``hour``, ``minute``, ``second`` (epoch seconds as a whole number too), or
+    None for a fraction of a second (exact enough)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if _EPOCH_TEXT.fullmatch(text):
+            return None if "." in text else "second"
+        found = _ISO_CLOCK.match(text)
+        if found is None:
+            return None
+        hour, minute, second, fraction = found.groups()
+        if hour is None:
+            return "day"
+        return (
+            "hour"
+            if minute is None
+            else "minute"
+            if second is None
+            else (None if fraction else "second")
+        )
+    return "second" if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def iso_time(text: str) -> datetime:

@@ -12,11 +12,15 @@ A fetch is compared with the URL's previous good fetch (its copy the crawler hol
 - a 304 Not Modified is unchanged; with neither body nor hash the fetch only dates the
   copy, and says nothing of change.
 
-Its lastmod is the one the freshest walk of the site gave (the plan's, else the latest
-audit's), against the lastmod its previous good fetch was made on: ``lastmod_advanced``.
-As in the audit, a date-only lastmod whose day holds the previous fetch cannot tell
-(None). A failed fetch (no answer, or a status of 400 or more) keeps the copy as it was
-and counts a failure, for the plan's backoff.
+What a compared fetch says of lastmod (``lastmod_advanced``) is judged against a walk of
+the sitemaps made after it (:mod:`auditor.crawl.resolve`): the freshest walk of the site
+(the plan's, else the latest audit's) decides when made after the fetch, and can prove an
+advance when made before; otherwise the fetch is ``pending`` until the next walk (a
+plan's or an audit's) judges it, counted neither way meanwhile. Each batch is judged at
+once, on arrays. A run whose comparisons by the crawler's hash change on nearly every
+re-fetch is taken back from the evidence when the run ends (:mod:`auditor.crawl.noise`).
+A failed fetch (no answer, or a status of 400 or more) keeps the copy as it was and
+counts a failure, for the plan's backoff.
 
 A record at or before the URL's last recorded fetch is skipped (``already_recorded``):
 feeding the same log twice records it once. A URL of no audited site is counted
@@ -30,12 +34,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from auditor.crawl.noise import HashNoise, quiet
 from auditor.crawl.records import FetchRecord, fetch_record
+from auditor.crawl.resolve import PENDING, Spans, advanced_of, judge, spans
 from auditor.history.crawl import CrawlLogRow, CrawlState
 
 if TYPE_CHECKING:
@@ -70,6 +79,13 @@ class CrawlSummary:
     #: The batch these fetches were recorded as (``auditor crawled --take-back`` takes it
     #: back: :mod:`auditor.history.batches`); None when nothing was recorded.
     batch_id: int | None = None
+    #: Of the changed and unchanged, those waiting for a walk of the sitemaps made after
+    #: them to be weighed against lastmod (:mod:`auditor.crawl.resolve`).
+    pending: int = 0
+    #: Comparisons by the crawler's hash not counted: the site's hashes looked noisy
+    #: (:mod:`auditor.crawl.noise`); what was found, per site.
+    refused: int = 0
+    noisy: dict[str, HashNoise] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as a JSON object."""
@@ -85,7 +101,14 @@ class CrawlSummary:
             "unknown_change": self.unknown_change,
             "sites": dict(sorted(self.sites.items())),
             "batch": self.batch_id,
-        }
+            "pending": self.pending,
+            "refused": self.refused,
+            "noisy_hashes": [
+                {"site": site, "compared": n.compared, "differ": n.differ,
+                 "detail": n.sentence()}
+                for site, n in sorted(self.noisy.items())
+            ],
+        }  # fmt: skip
 
 
 def site_origin(url: str) -> str | None:
@@ -128,6 +151,7 @@ def record_fetches(
         raise ValueError(f"batch must be at least 1, not {batch}")
     for records in _batches(fetches, batch):
         recorder.record(records)
+    recorder.finish()
     return summary
 
 
@@ -144,13 +168,17 @@ def _batches(
         yield batch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Listed:
-    """A URL's place in a walk of its site: its sub-sitemap and its lastmod there."""
+    """A URL's place in a walk of its site: its sub-sitemap and its lastmod there, when
+    that walk was made (None: not known), and the first walk known to be made after the
+    fetch, when there is one (a backfill's next capture): :mod:`auditor.crawl.resolve`."""
 
     sitemap: str
     lastmod: datetime | None
     precision: str | None
+    walked_at: datetime | None = None
+    next_walk: Listed | None = None
 
 
 class _Recorder:
@@ -171,6 +199,10 @@ class _Recorder:
         self.sources = sources
         self.site_ids = history.site_ids()
         self.listings: dict[str, dict[str, Listed]] = {}
+        self.walks: dict[str, datetime | None] = {}  # when each default listing was walked
+        #: One instant for the whole run: its rows are found by it (:meth:`finish`).
+        self.recorded_at = now or datetime.now(UTC)
+        self.noise: dict[str, HashNoise] = {}  # each site's comparisons by hash alone
 
     def record(self, batch: list[FetchRecord]) -> None:
         """Judge and save one batch, a transaction per site."""
@@ -208,6 +240,7 @@ class _Recorder:
         if origin not in self.listings:
             current = self.history.current_inventory(origin)
             self.listings[origin] = _listed(current[2]) if current else {}
+            self.walks[origin] = current[0] if current else None
         return self.listings[origin]
 
     def _record_site(self, origin: str, records: list[FetchRecord]) -> None:
@@ -223,15 +256,14 @@ class _Recorder:
         listing = self._listing_of(origin, records)
         fresh = [r for r in records if _is_new(r, states)]
         self.summary.already_recorded += len(records) - len(fresh)
-        judged = _Judged.of(fresh, states, listing)
+        judged = _Judged.of(fresh, states, listing, self.walks.get(origin))
         if not judged.log:
             return
-        recorded_at = self.now or datetime.now(UTC)
         self.summary.batch_id = self.history.save_fetches(
             site_id,
             list(judged.states.values()),
             judged.log,
-            recorded_at,
+            self.recorded_at,
             batch=self.summary.batch_id,
             sources=self.sources,
         )
@@ -242,6 +274,7 @@ class _Recorder:
         s.recorded += len(log)
         s.sites[origin] = s.sites.get(origin, 0) + len(log)
         s.blocked += len(judged.blocked)
+        self.noise.setdefault(origin, HashNoise()).merge(judged.noise)
         for i, row in enumerate(log):
             s.not_listed += row.loc not in listing
             if not _good(row.status) or i in judged.blocked:
@@ -252,6 +285,22 @@ class _Recorder:
                 s.changed += 1
             else:
                 s.unchanged += 1
+            s.pending += row.pending
+
+    def finish(self) -> None:
+        """The run's hash comparisons of each site whose hashes look noisy taken back
+        (:mod:`auditor.crawl.noise`), and the summary told."""
+        for origin, noise in self.noise.items():
+            if not noise.noisy:
+                continue
+            self.history.refuse_hashes(self.site_ids[origin], self.recorded_at)
+            s = self.summary
+            s.changed -= noise.differ
+            s.unchanged -= noise.compared - noise.differ
+            s.pending -= noise.pending
+            s.refused += noise.compared
+            s.noisy[origin] = noise
+            _log.warning("%s: %s", origin, noise.sentence())
 
 
 def _rounds(records: list[FetchRecord]) -> list[list[FetchRecord]]:
@@ -284,6 +333,7 @@ class _Judged:
     states: dict[str, CrawlState]
     log: list[CrawlLogRow]
     blocked: set[int] = field(default_factory=set)  # log rows answered with a bot wall
+    noise: HashNoise = field(default_factory=HashNoise)  # its comparisons by hash alone
 
     @classmethod
     def of(
@@ -291,11 +341,15 @@ class _Judged:
         records: list[FetchRecord],
         states: Mapping[str, CrawlState],
         listing: Mapping[str, Listed],
+        walked_at: datetime | None = None,
     ) -> _Judged:
-        """Judge ``records`` (sorted by time) against the stored ``states``."""
+        """Judge ``records`` (sorted by time) against the stored ``states``; ``walked_at``:
+        when the walk of ``listing`` was made, where its entries do not say."""
         judged = cls(dict(states), [])
         evidence = _evidence([r for r in records if r.body is not None and _good(r.status)])
         changes = _body_changes(records, evidence, states, listing)
+        rows: list[list[Any]] = []
+        compared: list[_Compared] = []
         for record in records:
             before = judged.states.get(record.url)
             if before is not None and record.fetched_at <= before.fetched_at:
@@ -303,11 +357,76 @@ class _Judged:
             listed = listing.get(record.url)
             page = evidence.get(id(record))
             if page is not None and page.error == "blocked":
-                judged.blocked.add(len(judged.log))
+                judged.blocked.add(len(rows))
             state, row = _apply(record, before, listed, page, changes.get(id(record)))
             judged.states[record.url] = state
-            judged.log.append(row)
+            if row[_CHANGED] is not None and before is not None:
+                compared.append((len(rows), before, record, listed))
+            rows.append(row)
+        judged.noise = _weigh(rows, compared, walked_at)
+        judged.log = [CrawlLogRow(*row) for row in rows]
         return judged
+
+
+#: A fetch compared with its URL's previous good fetch: its log row's place, that fetch's
+#: state, the record, its listing (a tuple: one per fetch of a million-line log).
+_Compared = tuple[int, CrawlState, FetchRecord, "Listed | None"]
+
+
+def _weigh(
+    rows: list[list[Any]], compared: list[_Compared], walked_at: datetime | None
+) -> HashNoise:
+    """Set what each compared fetch says of lastmod in its row (:mod:`auditor.crawl.resolve`):
+    against the walk of the site made at ``walked_at``, or (None) the walks each listing
+    names, then the later one a backfill knows of; the batch's comparisons by hash alone,
+    for :mod:`auditor.crawl.noise`."""
+    noise = HashNoise()
+    if not compared:
+        return noise
+    listings = [listed for _, _, _, listed in compared]
+    inputs = _judged_inputs(listings, walked_at)
+    fetched = spans(
+        [r.fetched_at.timestamp() for _, _, r, _ in compared],
+        [r.time_precision for _, _, r, _ in compared],
+    )
+    intervals = np.array([rows[at][_INTERVAL] for at, _, _, _ in compared], dtype=float)
+    previous = spans(  # the previous good fetch, the interval before
+        fetched[0] - intervals * 86_400, [b.ok_fetched_precision for _, b, _, _ in compared]
+    )
+    codes = judge(previous, fetched, *inputs)
+    if walked_at is None:  # a backfill's next capture: the earliest walk after the fetch
+        later = [listed.next_walk if listed else None for listed in listings]
+        retry = (codes == PENDING) & np.array([n is not None for n in later])
+        if retry.any():
+            codes = np.where(retry, judge(previous, fetched, *_judged_inputs(later)), codes)
+    hashed, differ = [], []
+    for (at, _, _, _), code in zip(compared, codes.tolist(), strict=True):
+        row = rows[at]
+        row[_ADVANCED], row[_PENDING] = advanced_of(code), code == PENDING
+        hashed.append(row[_METHOD] == "hash")
+        differ.append(row[_CHANGED])
+    by_hash = np.array(hashed, dtype=bool)
+    if by_hash.any():
+        calm = quiet(previous, fetched, *inputs)[by_hash]
+        waiting = (codes == PENDING)[by_hash]
+        noise.count(np.array(differ, dtype=bool)[by_hash], calm, waiting)
+    return noise
+
+
+def _judged_inputs(
+    listings: Sequence[Listed | None], walked_at: datetime | None = None
+) -> tuple[Spans, np.ndarray, np.ndarray]:
+    """The lastmod spans, whether listed, and when walked, of each of ``listings`` (all
+    in the walk made at ``walked_at``, or each in its own)."""
+    lastmod = spans(
+        [i.lastmod.timestamp() if i and i.lastmod else math.nan for i in listings],
+        [i.precision if i else None for i in listings],
+    )
+    listed = np.array([i is not None for i in listings], dtype=bool)
+    if walked_at is not None:
+        return lastmod, listed, np.full(len(listings), walked_at.timestamp())
+    walked = [i.walked_at.timestamp() if i and i.walked_at else math.nan for i in listings]
+    return lastmod, listed, np.array(walked, dtype=float)
 
 
 def _evidence(records: list[FetchRecord]) -> dict[int, PageEvidence]:
@@ -360,25 +479,34 @@ def _body_changes(
     return {keys[url]: change.changed for url, change in comparison.pages.items() if url in keys}
 
 
+#: Where :func:`_apply`'s row values stand (:class:`CrawlLogRow`'s fields, in order).
+_ROW_FIELDS = [f.name for f in fields(CrawlLogRow)]
+_CHANGED, _ADVANCED = _ROW_FIELDS.index("content_changed"), _ROW_FIELDS.index("lastmod_advanced")
+_PENDING, _METHOD = _ROW_FIELDS.index("pending"), _ROW_FIELDS.index("change_method")
+_INTERVAL = _ROW_FIELDS.index("interval_days")
+
+
 def _apply(
     record: FetchRecord,
     before: CrawlState | None,
     listed: Listed | None,
     page: PageEvidence | None,
     body_changed: bool | None,
-) -> tuple[CrawlState, CrawlLogRow]:
-    """The URL's state after ``record``, and the record's log row."""
+) -> tuple[CrawlState, list[Any]]:
+    """The URL's state after ``record``, and the values of the record's log row (what it
+    says of lastmod set by :func:`_weigh`, once for the batch)."""
     sitemap = listed.sitemap if listed else (before.sitemap if before else None)
     lastmod = listed.lastmod if listed else None
     precision = listed.precision if listed else None
     if not _good(record.status) or (page is not None and page.error == "blocked"):
         state = _failed(record, before, sitemap)  # a wall is no copy: the one kept stays
-        row = CrawlLogRow(record.url, sitemap, record.fetched_at, record.status,
-                          record.content_hash, lastmod, None, None, None, None)  # fmt: skip
+        row: list[Any] = [
+            record.url, sitemap, record.fetched_at, record.status, record.content_hash,
+            lastmod, None, None, None, None, None, record.time_precision, False, None,
+        ]  # fmt: skip
         return state, row
     copy = {**_copy_of(record, page), **_indexing(record, page)}
-    changed = _changed(record, before, copy, body_changed)
-    advanced = _advanced(before, lastmod, precision)
+    changed, method = _changed(record, before, copy, body_changed)
     interval = _interval(before, record)
     dated = _dated(record, before, page, changed)
     undated = changed if dated is None else None  # an interval counts once: dated first
@@ -398,12 +526,14 @@ def _apply(
         + (interval if undated is not None and interval is not None else 0.0),
         dated_changes=(before.dated_changes if before else 0) + (dated[0] if dated else 0),
         dated_days=(before.dated_days if before else 0.0) + (dated[1] if dated else 0.0),
+        ok_fetched_precision=record.time_precision,
     )
-    row = CrawlLogRow(
+    row = [
         record.url, sitemap, record.fetched_at, record.status,
-        copy["content_hash"] or copy["fp_exact"], lastmod, changed,
-        advanced if changed is not None else None, interval, _date_agrees(page, listed),
-    )  # fmt: skip
+        copy["content_hash"] or copy["fp_exact"], lastmod, changed, None, interval,
+        _date_agrees(page, listed), before.ok_fetched_precision if before else None,
+        record.time_precision, False, method,
+    ]  # fmt: skip
     return state, row
 
 
@@ -527,33 +657,21 @@ def _changed(
     before: CrawlState | None,
     copy: Mapping[str, Any],
     body_changed: bool | None,
-) -> bool | None:
-    """Did the content change since the previous good fetch? None: cannot tell."""
+) -> tuple[bool | None, str | None]:
+    """Did the content change since the previous good fetch (None: cannot tell), and
+    what was it read on: ``not-modified`` (a 304), ``body`` (its main content, or its
+    bytes when not HTML), ``hash`` (the crawler's hash alone)."""
     if before is None or before.ok_fetched_at is None:
-        return None
+        return None, None
     if record.status == 304:
-        return False
+        return False, "not-modified"
     if body_changed is not None:
-        return body_changed
+        return body_changed, "body"
     if copy["fp_exact"] is not None and before.fp_exact is not None:
-        return bool(copy["fp_exact"] != before.fp_exact)
+        return bool(copy["fp_exact"] != before.fp_exact), "body"
     if copy["content_hash"] is not None and before.content_hash is not None:
-        return bool(copy["content_hash"] != before.content_hash)
-    return None
-
-
-def _advanced(
-    before: CrawlState | None, lastmod: datetime | None, precision: str | None
-) -> bool | None:
-    """Did lastmod move forward since the previous good fetch? None: its precision
-    cannot show a change made since (a date-only lastmod of that fetch's day)."""
-    from auditor.scorer.tally import lastmod_advanced, too_coarse
-
-    if before is None or before.ok_fetched_at is None:
-        return None
-    if too_coarse(lastmod, precision, before.ok_fetched_at):
-        return None
-    return lastmod_advanced(before.lastmod, lastmod)
+        return bool(copy["content_hash"] != before.content_hash), "hash"
+    return None, None
 
 
 def _interval(before: CrawlState | None, record: FetchRecord) -> float | None:

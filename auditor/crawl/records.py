@@ -23,6 +23,8 @@ class FetchRecord:
     are at hand (a WARC, or a crawler that hands them over), and ``headers`` the
     response's. With a body, change is judged as for the audit's pages (template left
     out); with a hash only, on the hash; with neither, the fetch only dates the page.
+    ``time_precision`` says how precisely the log wrote ``fetched_at`` (``day``,
+    ``hour``, ``minute``, ``second``; None: exact): a date alone stands for its whole day.
     """
 
     url: str
@@ -32,6 +34,7 @@ class FetchRecord:
     body: bytes | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     truncated: bool = False  # the body was cut at the reader's size cap
+    time_precision: str | None = None
 
     def __post_init__(self) -> None:
         if self.fetched_at.tzinfo is None or self.fetched_at.utcoffset() is None:
@@ -60,7 +63,7 @@ class LogProblem:
 def fetch_record(value: FetchRecord | Mapping[str, Any]) -> FetchRecord:
     """A FetchRecord from itself or a mapping with the same keys (``url``,
     ``fetched_at`` aware datetime, ``status``, optional ``content_hash``, ``body``,
-    ``headers``)."""
+    ``headers``, ``time_precision``)."""
     if isinstance(value, FetchRecord):
         return value
     return FetchRecord(
@@ -71,4 +74,5 @@ def fetch_record(value: FetchRecord | Mapping[str, Any]) -> FetchRecord:
         body=value.get("body"),
         headers=dict(value.get("headers") or {}),
         truncated=bool(value.get("truncated", False)),
+        time_precision=value.get("time_precision"),
     )

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecordLoader
 
-from auditor.crawl.fields import BadField, iso_time, short, web_url
+from auditor.crawl.fields import BadField, iso_time, short, time_precision, web_url
 from auditor.crawl.records import FetchRecord, LogProblem
 from auditor.http.body import CHUNK_SIZE, GZIP_MAGIC, Body
 
@@ -343,6 +343,7 @@ def _fetch(record: _Record, http: _Headers, max_body: int) -> FetchRecord | tupl
         body=body,
         headers=headers,
         truncated=cut or warc.get_header("WARC-Truncated") is not None,
+        time_precision=time_precision(warc.get_header("WARC-Date")),
     )
 
 

@@ -29,9 +29,10 @@ Touches: the database.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from auditor.history.backend import Database
@@ -41,6 +42,7 @@ from auditor.history.rows import signed64, unsigned64
 
 __all__ = [
     "CRAWL_LOG",
+    "CRAWL_PENDING",
     "DATED_CHANGES",
     "INDEXING",
     "LOG_KEEP_DAYS",
@@ -48,6 +50,8 @@ __all__ = [
     "CrawlLogRow",
     "CrawlState",
     "crawl_states",
+    "refuse_hashes",
+    "save_resolution",
     "stream_crawl_states",
     "write_fetches",
 ]
@@ -78,6 +82,23 @@ CRAWL_LOG = (
         site_id INTEGER PRIMARY KEY REFERENCES sites(id),
         walked_at TEXT NOT NULL, files TEXT NOT NULL, urls INTEGER NOT NULL,
         data BLOB NOT NULL)""",
+)
+
+#: What a fetch says of lastmod is judged against a walk of the sitemaps made after it
+#: (:mod:`auditor.crawl.resolve`), so each compared fetch keeps what that needs: how
+#: precisely it and the previous good fetch were written (``crawl_state`` keeps its
+#: copy's; that fetch's instant is ``fetched_at`` less ``interval_days``), and
+#: ``pending`` while no such walk has been made (a partial index finds those at the next
+#: walk); ``change_method`` says what the
+#: change was read on (``body``, ``hash``, ``not-modified``; ``hash-refused`` for a
+#: log's noisy hashes, :mod:`auditor.crawl.noise`). Old rows read as judged, as before.
+CRAWL_PENDING = (
+    "ALTER TABLE crawl_log ADD COLUMN previous_precision TEXT",
+    "ALTER TABLE crawl_log ADD COLUMN fetched_precision TEXT",
+    "ALTER TABLE crawl_log ADD COLUMN pending INTEGER",
+    "ALTER TABLE crawl_log ADD COLUMN change_method TEXT",
+    "ALTER TABLE crawl_state ADD COLUMN ok_fetched_precision TEXT",
+    "CREATE INDEX crawl_log_pending ON crawl_log(site_id, loc) WHERE pending = 1",
 )
 
 #: Each URL's dated observations (a credible dateModified says when it last changed):
@@ -129,12 +150,17 @@ class CrawlState:
     noindex: str | None = None
     canonical: str | None = None
     redirect_to: str | None = None
+    #: How precisely the copy's fetch time was written (``day``, ``minute``...; None:
+    #: exact): a log's ``fetched_at`` without a time stands for its whole day.
+    ok_fetched_precision: str | None = None
 
     def row(self, site_id: int) -> tuple[Any, ...]:
         """The ``crawl_state`` values, ``site_id`` first."""
-        values = [getattr(self, name) for name in STATE_COLUMNS]
-        for i in _INSTANT_FIELDS:
-            values[i] = None if values[i] is None else instant_text(values[i])
+        values = list(self.__dict__.values())  # the fields in order, as __init__ set them
+        at = values[_AT] = instant_text(self.fetched_at)
+        ok, lastmod = self.ok_fetched_at, self.lastmod
+        values[_OK] = at if ok is self.fetched_at else None if ok is None else instant_text(ok)
+        values[_LASTMOD] = None if lastmod is None else instant_text(lastmod)
         values[_SIMHASH] = signed64(values[_SIMHASH])
         return (site_id, *values)
 
@@ -151,6 +177,7 @@ class CrawlState:
 
 STATE_COLUMNS = tuple(f.name for f in fields(CrawlState))
 _INSTANT_FIELDS = tuple(STATE_COLUMNS.index(n) for n in ("fetched_at", "ok_fetched_at", "lastmod"))
+_AT, _OK, _LASTMOD = _INSTANT_FIELDS
 _SIMHASH, _BLOCKS = STATE_COLUMNS.index("fp_simhash"), STATE_COLUMNS.index("fp_blocks")
 
 
@@ -168,18 +195,27 @@ class CrawlLogRow:
     lastmod_advanced: bool | None  # ... None: lastmod's precision cannot tell
     interval_days: float | None
     date_agrees: bool | None  # a credible dateModified agreed with lastmod; None: none
+    #: How precisely the previous good fetch (``interval_days`` before) and this one were
+    #: written (None: exact).
+    previous_precision: str | None = None
+    fetched_precision: str | None = None
+    pending: bool = False  # compared, waiting for a walk after it to be weighed
+    change_method: str | None = None  # body, hash, not-modified; None: not compared
 
     def row(self, site_id: int, recorded_at: datetime) -> tuple[Any, ...]:
         """The ``crawl_log`` values."""
-        values: list[Any] = [getattr(self, name) for name in _LOG_FIELDS]
-        values[2] = instant_text(values[2])
-        values[5] = None if values[5] is None else instant_text(values[5])
+        values: list[Any] = list(self.__dict__.values())  # the fields in order
+        for i in (2, 5):
+            values[i] = None if values[i] is None else instant_text(values[i])
         for i in (6, 7, 9):
             values[i] = None if values[i] is None else int(values[i])
-        return (site_id, *values, instant_text(recorded_at))
+        values[12] = 1 if values[12] else None
+        return (site_id, *values, _recorded_text(recorded_at))
 
 
 _LOG_FIELDS = tuple(f.name for f in fields(CrawlLogRow))
+#: A batch's rows share their ``recorded_at``: its text made once, not once a row.
+_recorded_text = lru_cache(maxsize=4)(instant_text)
 LOG_COLUMNS = (*_LOG_FIELDS, "recorded_at")
 
 
@@ -247,6 +283,56 @@ def write_fetches(
         "DELETE FROM crawl_log WHERE site_id = ? AND fetched_at < ?",
         (site_id, instant_text(keep_after)),
     )
+
+
+_RESOLVE = (
+    "UPDATE crawl_log SET lastmod_advanced = ?, pending = NULL"
+    " WHERE site_id = ? AND loc = ? AND fetched_at = ? AND pending = 1"
+)
+
+
+def save_resolution(
+    db: Database, site_id: int, decided: Iterable[tuple[bool | None, str, str]]
+) -> int:
+    """Keep what a walk decided of pending fetches, in one transaction: each row
+    (``lastmod_advanced``, its ``loc``, its stored ``fetched_at`` text) no longer pending;
+    how many rows were given."""
+    rows = [(None if a is None else int(a), site_id, loc, at) for a, loc, at in decided]
+    if rows:
+        with db.write():
+            db.execute_many(_RESOLVE, rows)
+    return len(rows)
+
+
+#: A ``crawled`` run's hash comparisons of one site (``recorded_at`` is the run's).
+_RUN_HASHES = (
+    "site_id = ? AND recorded_at = ? AND change_method = 'hash' AND content_changed IS NOT NULL"
+)
+
+
+def refuse_hashes(db: Database, site_id: int, recorded_at: datetime) -> None:
+    """Take a ``crawled`` run's hash comparisons of one site out of the evidence and of
+    the rates (:mod:`auditor.crawl.noise`), in one transaction: each URL's intervals,
+    changes and days counted from them are taken back from ``crawl_state``, and the log
+    rows keep their fetch with ``change_method`` ``hash-refused`` and no comparison."""
+    params = (site_id, instant_text(recorded_at))
+    with db.write():
+        per_url = db.rows(
+            "SELECT loc, count(*), sum(content_changed), sum(COALESCE(interval_days, 0))"
+            f" FROM crawl_log WHERE {_RUN_HASHES} GROUP BY loc",
+            params,
+        )
+        db.execute_many(
+            "UPDATE crawl_state SET intervals = intervals - ?, changes = changes - ?,"
+            " observed_days = CASE WHEN observed_days > ? THEN observed_days - ? ELSE 0 END"
+            " WHERE site_id = ? AND loc = ?",
+            [(n, changed, days, days, site_id, loc) for loc, n, changed, days in per_url],
+        )
+        db.execute(
+            "UPDATE crawl_log SET content_changed = NULL, lastmod_advanced = NULL,"
+            f" pending = NULL, change_method = 'hash-refused' WHERE {_RUN_HASHES}",
+            params,
+        )
 
 
 def files_json(rows: Sequence[tuple[Any, ...]]) -> str:

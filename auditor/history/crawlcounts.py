@@ -41,7 +41,14 @@ if TYPE_CHECKING:
     from auditor.dispersion.segments import Segmenter
     from auditor.history.backend import Database
 
-__all__ = ["FIGURES", "CrawlCounts", "CrawlLogCounts", "read_crawl_counts"]
+__all__ = [
+    "FIGURES",
+    "CrawlCounts",
+    "CrawlLogCounts",
+    "PendingFetches",
+    "read_crawl_counts",
+    "read_pending",
+]
 
 
 @dataclass
@@ -56,6 +63,9 @@ class CrawlCounts:
     interval_days: float = 0.0  # summed over the compared fetches
     dated: int = 0  # fetches whose credible dateModified was compared with lastmod
     agree: int = 0
+    #: Compared fetches waiting for a walk of the sitemaps made after them to be weighed
+    #: against lastmod (:mod:`auditor.crawl.resolve`): in none of the figures above.
+    pending: int = 0
 
     @classmethod
     def of(cls, figures: Iterable[float]) -> CrawlCounts:
@@ -74,6 +84,11 @@ class CrawlCounts:
     def evidence(self) -> bool:
         """True when the counts hold a comparison or a date check."""
         return bool(self.compared or self.dated)
+
+    @property
+    def shown(self) -> bool:
+        """True when the counts hold evidence or fetches pending: worth showing."""
+        return self.evidence or bool(self.pending)
 
 
 #: The figures of :class:`CrawlCounts`, in order: the columns of ``CrawlLogCounts.figures``.
@@ -118,8 +133,26 @@ class CrawlLogCounts:
             for (sitemap, pattern), row in zip(names, sums, strict=True):
                 key = segment_key(sitemap, pattern)
                 found.setdefault(key, CrawlCounts()).add(CrawlCounts.of(row))
-        kept = {k: c for k, c in found.items() if c.evidence}
-        return CrawlLogCounts(kept, batches=self.batches)
+        return CrawlLogCounts({k: c for k, c in found.items() if c.shown}, batches=self.batches)
+
+    def plus(self, other: CrawlLogCounts) -> CrawlLogCounts:
+        """These counts and ``other``'s together (a URL in both has two rows: attributing
+        sums them)."""
+        keyed = {key: CrawlCounts(**vars(c)) for key, c in self.keyed.items()}
+        for key, counts in other.keyed.items():
+            keyed.setdefault(key, CrawlCounts()).add(counts)
+        files = dict(zip(self.files, range(len(self.files)), strict=True))
+        for name in other.files:
+            files.setdefault(name, len(files))
+        recoded = np.array([files[name] for name in other.files], dtype=np.intp)
+        return CrawlLogCounts(
+            keyed,
+            tuple(files),
+            np.concatenate([self.file_codes, recoded[other.file_codes]]).astype(np.intp),
+            np.concatenate([self.locs, other.locs]),
+            np.concatenate([self.figures, other.figures]),
+            batches=tuple(sorted({*self.batches, *other.batches})),
+        )
 
 
 def read_crawl_counts(
@@ -130,29 +163,36 @@ def read_crawl_counts(
     by_url: Collection[str] = (),
     *,
     batches: bool = False,
+    pending: bool = True,
 ) -> CrawlLogCounts:
     """What the fetches logged since ``since`` (and before ``until``) showed of lastmod:
     per sub-sitemap, URL by URL for the files ``by_url``. A URL's dateModified counts
-    once, by its newest check. One query, streamed into arrays: a URL costs a row of each
-    array and its string, not an object (``bench_crawl_counts.py``). With ``batches``, a
-    second query names the crawl batches of the fetches that gave a comparison or a date
-    check (an audit says which batches fed its verdict; about a quarter of the first
-    query's time: ``bench_crawl_counts.py``)."""
+    once, by its newest check; the compared fetches still pending a walk after them are
+    counted as ``pending`` (``pending=False`` leaves them out, for a reader that resolves
+    them itself: :meth:`PendingFetches.counted`). One query, streamed into arrays: a URL
+    costs a row of each array and its string, not an object (``bench_crawl_counts.py``).
+    With ``batches``, a second query names the crawl batches of the fetches that gave a
+    comparison or a date check (an audit says which batches fed its verdict)."""
     where, params = _window(site_id, since, until)
     files = sorted(set(by_url))
     marks = ", ".join("?" * len(files))
     at = f"CASE WHEN sitemap IN ({marks}) THEN loc END" if files else "CAST(NULL AS TEXT)"
+    judged = "lastmod_advanced IS NOT NULL" + (" OR pending = 1" if pending else "")
     sql = (
         "SELECT sitemap, at_loc, count(n_compared), COALESCE(sum(n_changed), 0),"
         " COALESCE(sum(n_advanced), 0), COALESCE(sum(n_both), 0), COALESCE(sum(days), 0),"
-        " count(n_dated), COALESCE(sum(n_agree), 0) FROM ("
-        f" SELECT sitemap, {at} AS at_loc, 1 AS n_compared, content_changed AS n_changed,"
+        " count(n_dated), COALESCE(sum(n_agree), 0), count(n_pending) FROM ("
+        f" SELECT sitemap, {at} AS at_loc,"
+        "  CASE WHEN lastmod_advanced IS NOT NULL THEN 1 END AS n_compared,"
+        "  CASE WHEN lastmod_advanced IS NOT NULL THEN content_changed END AS n_changed,"
         "  lastmod_advanced AS n_advanced, content_changed * lastmod_advanced AS n_both,"
-        "  interval_days AS days, NULL AS n_dated, NULL AS n_agree"
+        "  CASE WHEN lastmod_advanced IS NOT NULL THEN interval_days END AS days,"
+        "  NULL AS n_dated, NULL AS n_agree,"
+        "  CASE WHEN lastmod_advanced IS NULL THEN 1 END AS n_pending"
         f" FROM crawl_log WHERE {where}"
-        "  AND content_changed IS NOT NULL AND lastmod_advanced IS NOT NULL"
+        f"  AND content_changed IS NOT NULL AND ({judged})"
         " UNION ALL"
-        " SELECT sitemap, at_loc, NULL, NULL, NULL, NULL, NULL, 1, agrees FROM ("
+        " SELECT sitemap, at_loc, NULL, NULL, NULL, NULL, NULL, 1, agrees, NULL FROM ("
         f"  SELECT sitemap, {at} AS at_loc, date_agrees AS agrees, row_number() OVER"
         "   (PARTITION BY loc ORDER BY fetched_at DESC) AS newest"
         f"  FROM crawl_log WHERE {where} AND date_agrees IS NOT NULL) AS checks"
@@ -218,3 +258,129 @@ def _counts(batches: Iterable[Sequence[Sequence[Any]]]) -> CrawlLogCounts:
         np.array(locs, dtype=object),
         np.concatenate(chunks),
     )
+
+
+@dataclass(frozen=True, eq=False)
+class PendingFetches:
+    """A site's compared fetches still pending a walk after them (``crawl_log.pending``),
+    as arrays: what :func:`auditor.crawl.resolve.resolve` judges against a walk, and what
+    :meth:`counted` counts once it has. Instants as seconds since the epoch; ``fetched``
+    keeps each row's stored ``fetched_at`` text, its key with ``loc`` (empty when read
+    without keys: :func:`read_pending`)."""
+
+    locs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    fetched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    fetched_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fetched_precision: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    previous_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    previous_precision: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    sitemaps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    interval_days: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __len__(self) -> int:
+        return len(self.locs)
+
+    def counted(
+        self,
+        codes: np.ndarray,
+        since: datetime,
+        until: datetime | None = None,
+        by_url: Collection[str] = (),
+    ) -> CrawlLogCounts:
+        """What these fetches show of lastmod once judged (``codes``, one each, from
+        :func:`~auditor.crawl.resolve.judge`): those fetched in ``[since, until)`` and
+        listed somewhere, counted as :func:`read_crawl_counts` counts its rows (with
+        ``pending=False``), the ones still pending as ``pending``."""
+        from auditor.crawl.resolve import ADVANCED, PENDING
+
+        listed = np.array([s is not None for s in self.sitemaps], dtype=bool)
+        keep = (self.fetched_at >= since.timestamp()) & listed
+        if until is not None:
+            keep &= self.fetched_at < until.timestamp()
+        decided, changed = codes >= 0, self.changed
+        advanced = codes == ADVANCED
+        figures = np.column_stack(
+            [decided, decided & changed, advanced, advanced & changed,
+             np.where(decided, np.nan_to_num(self.interval_days), 0.0),
+             np.zeros(len(codes)), np.zeros(len(codes)), codes == PENDING]
+        ).astype(float)  # fmt: skip
+        keep &= figures.any(axis=1)
+        return _grouped(self.sitemaps[keep], self.locs[keep], figures[keep], by_url)
+
+
+def _grouped(
+    sitemaps: np.ndarray, locs: np.ndarray, figures: np.ndarray, by_url: Collection[str]
+) -> CrawlLogCounts:
+    """Rows of :data:`FIGURES` as counts: summed by file, by (file, URL) for ``by_url``."""
+    import pandas as pd
+
+    split = np.isin(sitemaps, list(by_url)) if by_url else np.zeros(len(locs), dtype=bool)
+    frame = pd.DataFrame(figures, columns=list(FIGURES))
+    whole = frame[~split].groupby(sitemaps[~split], sort=True).sum()
+    sums = whole.to_numpy()
+    keyed = {str(name): CrawlCounts.of(row) for name, row in zip(whole.index, sums, strict=True)}
+    if not split.any():
+        return CrawlLogCounts(keyed)
+    by = frame[split].groupby([sitemaps[split], locs[split]], sort=True).sum()
+    names = [str(f) for f, _ in by.index]
+    files = tuple(dict.fromkeys(names))
+    code = {name: i for i, name in enumerate(files)}
+    return CrawlLogCounts(
+        keyed,
+        files,
+        np.array([code[name] for name in names], dtype=np.intp),
+        np.array([str(loc) for _, loc in by.index], dtype=object),
+        by.to_numpy(dtype=float),
+    )
+
+
+#: The columns of ``crawl_log`` a pending fetch is read with, in :class:`PendingFetches`'
+#: field order.
+_PENDING_COLUMNS = (
+    "loc, fetched_at, fetched_precision, interval_days, previous_precision, sitemap,"
+    " content_changed"
+)
+
+
+def read_pending(
+    db: Database, site_id: int, since: datetime | None = None, *, keys: bool = True
+) -> PendingFetches:
+    """The site's fetches pending a walk (fetched since ``since``, when given), streamed
+    into arrays batch by batch (one query, on the ``crawl_log_pending`` index); without
+    ``keys``, the rows' ``fetched_at`` texts are not kept (``fetched`` is empty): enough
+    to judge and count them, not to write their judgement back."""
+    sql = f"SELECT {_PENDING_COLUMNS} FROM crawl_log WHERE site_id = ? AND pending = 1"
+    params: list[Any] = [site_id]
+    if since is not None:
+        sql += " AND fetched_at >= ?"
+        params.append(instant_text(since))
+    shared: dict[Any, Any] = {}  # a file's URL or a precision: one string for all its rows
+    parts: list[list[np.ndarray]] = []
+    for batch in db.stream(sql, params, size=_BATCH):
+        locs, fetched, fetched_p, days, previous_p, sitemaps, changed = zip(*batch, strict=True)
+        seconds = _seconds(fetched)
+        interval = np.array(days, dtype=float)  # None (never, for a compared fetch) as NaN
+        parts.append([
+            np.array(locs, dtype=object),
+            np.array(fetched if keys else (), dtype=object),
+            seconds,
+            np.array([shared.setdefault(p, p) for p in fetched_p], dtype=object),
+            seconds - interval * 86_400,  # the previous good fetch: the interval before
+            np.array([shared.setdefault(p, p) for p in previous_p], dtype=object),
+            np.array([shared.setdefault(m, m) for m in sitemaps], dtype=object),
+            np.array(changed, dtype=bool),
+            interval,
+        ])  # fmt: skip
+    if not parts:
+        return PendingFetches()
+    return PendingFetches(*(np.concatenate(column) for column in zip(*parts, strict=True)))
+
+
+def _seconds(texts: Sequence[str]) -> np.ndarray:
+    """Stored instants as seconds since the epoch."""
+    import pandas as pd
+
+    stamps = pd.to_datetime(pd.Series(texts, dtype=object), utc=True, format="ISO8601")
+    micros = stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[us]").astype(np.int64)
+    return np.asarray(micros / 1e6)

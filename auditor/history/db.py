@@ -26,7 +26,7 @@ from pathlib import Path
 from auditor.errors import HistoryError
 from auditor.history.backend import Database, Dialects
 from auditor.history.batches import CRAWL_BATCHES
-from auditor.history.crawl import CRAWL_LOG, DATED_CHANGES, INDEXING
+from auditor.history.crawl import CRAWL_LOG, CRAWL_PENDING, DATED_CHANGES, INDEXING
 from auditor.history.fleets import FLEET_PLANS
 from auditor.history.location import Location, default_db_path, locate
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
@@ -158,6 +158,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0012-list-pages", _LIST_PAGES),
     Migration("0013-own-frame", _OWN_FRAME),
     Migration("0014-crawl-batches", CRAWL_BATCHES),
+    Migration("0015-crawl-pending", CRAWL_PENDING),
 )
 
 

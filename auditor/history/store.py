@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.history import batches, crawl, fleets
 from auditor.history.backend import Database
-from auditor.history.crawlcounts import CrawlLogCounts, read_crawl_counts
+from auditor.history.crawlcounts import (
+    CrawlLogCounts,
+    PendingFetches,
+    read_crawl_counts,
+    read_pending,
+)
 from auditor.history.db import connect
 from auditor.history.location import Location, locate
 from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
@@ -494,15 +499,37 @@ class History:
         *,
         by_url: Collection[str] = (),
         batches: bool = False,
+        pending: bool = True,
     ) -> CrawlLogCounts:
         """What the crawler's fetches in ``[since, until)`` showed of lastmod: per
         sub-sitemap, and URL by URL for the files ``by_url`` (those split into groups:
-        :mod:`auditor.history.crawlcounts`); empty for a site the history does not know.
+        :mod:`auditor.history.crawlcounts`), the fetches pending a walk after them counted
+        as such unless ``pending`` is False; empty for a site the history does not know.
         ``batches``: the crawl batches they came from too."""
         site_id = self.site_id(site)
         if site_id is None:
             return CrawlLogCounts()
-        return read_crawl_counts(self._db, site_id, since, until, by_url, batches=batches)
+        return read_crawl_counts(
+            self._db, site_id, since, until, by_url, batches=batches, pending=pending
+        )
+
+    def pending_fetches(
+        self, site_id: int, since: datetime | None = None, *, keys: bool = True
+    ) -> PendingFetches:
+        """The site's compared fetches pending a walk after them (fetched since ``since``,
+        when given): :mod:`auditor.crawl.resolve` judges them (``keys``: with what writing
+        the judgement back needs)."""
+        return read_pending(self._db, site_id, since, keys=keys)
+
+    def save_resolution(self, site_id: int, decided: Iterable[tuple[bool | None, str, str]]) -> int:
+        """Keep what a walk decided of pending fetches: (``lastmod_advanced``, loc, stored
+        ``fetched_at``) each, no longer pending; how many."""
+        return crawl.save_resolution(self._db, site_id, decided)
+
+    def refuse_hashes(self, site_id: int, recorded_at: datetime) -> None:
+        """Take the hash comparisons a ``crawled`` run recorded at ``recorded_at`` for a
+        site out of its evidence and rates (a log of noisy hashes: auditor.crawl.noise)."""
+        crawl.refuse_hashes(self._db, site_id, recorded_at)
 
     def save_plan_walk(
         self, site: str, walked_at: datetime, files: Sequence[SitemapFile], entries: pd.DataFrame

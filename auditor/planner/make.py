@@ -5,8 +5,9 @@ A plan first walks each site's sitemaps again, from where its freshest walk star
 (the site's robots.txt, or the sitemap URL it was audited from), asking for every file
 with the validators of that walk (``If-None-Match``, ``If-Modified-Since``): an unchanged
 file costs a 304, and a trusted site's advanced lastmods are seen between audits. The
-walk is kept (``plan_walks``): the crawler's fetches recorded after it are dated
-against the lastmods they were planned on. A walk that reads nothing keeps the stored
+walk is kept (``plan_walks``), and the crawler's fetches made before it that were
+waiting for a walk after them are judged against it (:mod:`auditor.crawl.resolve`): the
+counts the plan weighs include them. A walk that reads nothing keeps the stored
 inventory.
 
 Touches: the network, the database.
@@ -223,6 +224,7 @@ def _walk(
     now: datetime,
     options: WalkOptions | None,
 ) -> tuple[pd.DataFrame, float | None] | None:
+    from auditor.crawl.resolve import resolve_walk
     from auditor.models import SitemapFile
     from auditor.sampler.robots import policy_of
     from auditor.walker.inventory import load_inventory
@@ -235,6 +237,7 @@ def _walk(
         _log.warning("plan: %s: no sitemap read, planning on the stored walk", site)
         return None
     history.save_plan_walk(site, now, found.files, found.entries)
+    resolve_walk(history, site, now, found.entries)  # the fetches made before it judged
     delay = policy_of(found.robots).crawl_delay if found.robots else None
     return found.entries, delay
 

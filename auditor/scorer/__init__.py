@@ -226,9 +226,11 @@ def _with_crawl_figures(
 
     def of(crawled: CrawlLogCounts | None, key: str) -> CrawlFigures | None:
         c = crawled.keyed.get(key) if crawled is not None else None
-        if c is None or not c.evidence:
+        if c is None or not c.shown:
             return None
-        return CrawlFigures(c.compared, c.changed, c.advanced, c.both, c.dated, c.agree)
+        return CrawlFigures(
+            c.compared, c.changed, c.advanced, c.both, c.dated, c.agree, pending=c.pending
+        )
 
     return [
         replace(

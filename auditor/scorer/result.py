@@ -124,6 +124,9 @@ class CrawlFigures:
     both: int
     with_date_modified: int
     agree: int
+    #: Fetches compared but waiting for a walk of the sitemaps made after them to be
+    #: weighed against lastmod (in none of the figures above).
+    pending: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object."""

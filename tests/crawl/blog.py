@@ -45,8 +45,9 @@ class Blog:
         """The paths of the posts build 1 edits."""
         return {self.post_path(i) for i in range(0, self.posts, self.edited_every)}
 
-    def build(self, root: Path, build: int) -> None:
-        """Write build 0 or 1 of the blog under ``root``: its pages and its sitemap."""
+    def build(self, root: Path, build: int, stamp: str | None = None) -> None:
+        """Write build 0 or 1 of the blog under ``root``: its pages and its sitemap, the
+        list pages stamped with the build's moment (``stamp``: another)."""
         urls = []
         edited = self.edited() if build else set()
         for i in range(self.posts):
@@ -60,7 +61,7 @@ class Blog:
             urls.append((path, date))
         for path in self.list_paths():
             _write(root, path, _page(path, f"A list of posts under {path}, as it always was."))
-            urls.append((path, BUILDS[build]))
+            urls.append((path, stamp or BUILDS[build]))
         body = "".join(
             f"<url><loc>{{{{origin}}}}{path}</loc><lastmod>{date}</lastmod></url>"
             for path, date in urls

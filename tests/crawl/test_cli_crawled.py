@@ -16,6 +16,7 @@ from auditor.cli import main
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.history import History
+from tests.crawl.sites import tick_now
 
 
 def _audit(db_url: str, origin: str, capsys, sample: int = 20) -> dict:
@@ -49,17 +50,18 @@ def test_a_jsonl_crawl_log_condemns_a_frozen_lastmod_the_audit_sampled_too_littl
     with SiteServer(site) as server:
         origin = server.origin
         assert _audit(db_url, origin, capsys)["verdict"] == "trusted"
-        first = datetime.now(UTC) + timedelta(minutes=1)
+        first = datetime.now(UTC)
         lines = [_log_line(origin, site, p, first) for p in sorted(site.pages)]
         summary, _ = _crawled(capsys, db_url, _jsonl(tmp_path, "day1.jsonl", lines))
         assert summary["recorded"] == 60
-        changed = set(site.tick())
+        changed = set(site.tick())  # the pages change, their frozen lastmod does not
         assert main(["plan", origin, "--db", db_url, "--format", "text"]) == 0  # walks again
         capsys.readouterr()
-        later = first + timedelta(days=3)
+        later = datetime.now(UTC)
         lines = [_log_line(origin, site, p, later) for p in sorted(site.pages)]
         summary, _ = _crawled(capsys, db_url, _jsonl(tmp_path, "day4.jsonl", lines))
         assert (summary["changed"], summary["unchanged"]) == (len(changed), 60 - len(changed))
+        assert summary["pending"] == 60  # the plan walked before them: weighed at the audit
         second = _audit(db_url, origin, capsys, sample=2)  # two pages could not condemn
 
     assert second["verdict"] == "untrusted" and second["degraded"]
@@ -92,13 +94,14 @@ def test_a_warc_of_bodies_measures_an_accurate_lastmod_template_left_out(db_url,
     with SiteServer(site) as server:
         origin = server.origin
         assert _audit(db_url, origin, capsys)["verdict"] == "inconclusive"
-        first = datetime.now(UTC) + timedelta(minutes=1)
+        first = datetime.now(UTC)
         _warc(tmp_path / "one.warc.gz", origin, sorted(site.pages), first)
         _crawled(capsys, db_url, str(tmp_path / "one.warc.gz"))
-        changed = set(site.tick())
+        changed = set(tick_now(site))  # pages edited, their lastmod with them
         assert main(["plan", origin, "--db", db_url, "--format", "text"]) == 0
         capsys.readouterr()
-        _warc(tmp_path / "two.warc.gz", origin, sorted(site.pages), first + timedelta(days=3))
+        a_second_ago = datetime.now(UTC) - timedelta(seconds=1)  # a WARC-Date's second over
+        _warc(tmp_path / "two.warc.gz", origin, sorted(site.pages), a_second_ago)
         summary, _ = _crawled(capsys, db_url, str(tmp_path / "two.warc.gz"))
         # every page's boilerplate (a token, a trending word, the render time) differs
         assert (summary["changed"], summary["unchanged"]) == (len(changed), 40 - len(changed))

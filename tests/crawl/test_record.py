@@ -37,17 +37,27 @@ def test_two_crawls_measure_the_changes_between_them(db_url):
         summary = record_fetches(history, crawl(server.origin, _paths(site), first_at))
         assert (summary.recorded, summary.unknown_change) == (30, 30)  # nothing to compare to
 
-        changed = set(site.tick())
-        rewalk(history, server.origin, first_at + timedelta(hours=1))
+        site.clock = first_at + timedelta(seconds=1)  # the site lives on after the crawl:
+        changed = set(site.tick(timedelta(days=2)))  # pages edited over two days
+        rewalk(history, server.origin, first_at + timedelta(days=2, hours=1))  # a plan's walk
         later = first_at + timedelta(days=3)
         again = crawl(server.origin, _paths(site), later)
         summary = record_fetches(history, [*again, *crawl("http://127.0.0.9:1", [], later)])
         assert summary.recorded == 30
         assert summary.changed == len(changed) and summary.unchanged == 30 - len(changed)
+        # the walk before them proved the edited pages' lastmod advanced; the others wait
+        assert summary.pending == 30 - len(changed)
+        (waiting,) = history.crawl_counts(server.origin, first_at).values()
+        assert (waiting.compared, waiting.both, waiting.pending) == (
+            len(changed),
+            len(changed),
+            30 - len(changed),
+        )
 
+        rewalk(history, server.origin, later + timedelta(hours=1))  # the next plan's walk
         counts = history.crawl_counts(server.origin, first_at)
         (name,) = counts
-        assert counts[name].compared == 30
+        assert counts[name].compared == 30 and counts[name].pending == 0
         assert counts[name].changed == len(changed)
         assert counts[name].both == counts[name].advanced == len(changed)  # accurate lastmod
         assert 0 < counts[name].dated <= 30 and counts[name].agree == counts[name].dated
@@ -155,11 +165,14 @@ def test_the_crawlers_fetches_earn_a_verdict_the_audits_sample_alone_cannot(db_u
             at = datetime.now(UTC) + timedelta(minutes=1)
             if crawled:
                 record_fetches(history, crawl(server.origin, _paths(site), at))
-            site.tick()
-            rewalk(history, server.origin, at + timedelta(minutes=1))
+            site.clock = at + timedelta(seconds=1)
+            site.tick(timedelta(days=2))
+            rewalk(history, server.origin, at + timedelta(days=2, hours=1))
             if crawled:
                 record_fetches(history, crawl(server.origin, _paths(site), at + timedelta(days=3)))
-            second = audit_site(server.origin, history, small)
+            walked = at + timedelta(days=3, hours=1)
+            days_later = replace(small, clock=lambda walked=walked: walked)
+            second = audit_site(server.origin, history, days_later)  # its walk: after them
         verdicts[crawled] = (first.verdict, second.verdict, second.changes)
     assert verdicts[False][:2] == ("inconclusive", "inconclusive")
     assert verdicts[True][:2] == ("inconclusive", "trusted")

@@ -8,13 +8,15 @@ import pickle
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from auditor.crawl.resolve import resolve, resolve_walk
 from auditor.dispersion.groups import find_groups
 from auditor.dispersion.segments import Segmenter, segment_key
 from auditor.history import History
 from auditor.history.crawl import CrawlLogRow
-from auditor.history.crawlcounts import FIGURES, CrawlCounts
+from auditor.history.crawlcounts import FIGURES, CrawlCounts, CrawlLogCounts
 from tests.history.helpers import save
 
 SITE = "https://example.com"
@@ -74,10 +76,10 @@ def test_a_split_file_read_url_by_url_gives_each_group_its_own_counts(history):
 
     posts, tags = segment_key(BLOG, "/posts/*"), segment_key(BLOG, "/tags/*")
     assert set(keyed) == {posts, tags, NEWS}
-    # compared, changed, advanced, both, days, then each post's newest date check once
-    assert _figures(keyed[posts]) == (30, 10, 10, 10, 90.0, 30, 30)
-    assert _figures(keyed[tags]) == (12, 0, 12, 0, 36.0, 0, 0)
-    assert _figures(keyed[NEWS]) == (5, 5, 0, 0, 15.0, 0, 0)  # read whole, not split
+    # compared, changed, advanced, both, days, each post's newest date check once, pending
+    assert _figures(keyed[posts]) == (30, 10, 10, 10, 90.0, 30, 30, 0)
+    assert _figures(keyed[tags]) == (12, 0, 12, 0, 36.0, 0, 0, 0)
+    assert _figures(keyed[NEWS]) == (5, 5, 0, 0, 15.0, 0, 0, 0)  # read whole, not split
     again = pickle.loads(pickle.dumps(read)).attributed(_segmenter())  # a fleet's worker's
     assert {k: _figures(c) for k, c in again.keyed.items()} == {
         k: _figures(c) for k, c in keyed.items()
@@ -90,7 +92,7 @@ def test_a_file_read_url_by_url_adds_up_to_its_whole_count_when_not_split(histor
     assert by_url.keyed == {} and len(by_url.locs) == len(POSTS + TAGS + STORIES)
     summed = by_url.attributed(Segmenter()).keyed
     assert {k: _figures(c) for k, c in summed.items()} == {k: _figures(c) for k, c in whole.items()}
-    assert _figures(whole[BLOG]) == (42, 10, 22, 10, 126.0, 30, 30)
+    assert _figures(whole[BLOG]) == (42, 10, 22, 10, 126.0, 30, 30, 0)
 
 
 def test_whole_counts_of_a_file_split_now_are_no_groups_and_attributing_twice_is_once(history):
@@ -109,6 +111,54 @@ def test_the_window_bounds_what_is_read_by_url(history):
     keyed = before.attributed(_segmenter()).keyed
     # the first fetches: nothing compared yet, the posts' dateModified checked (wrong)
     assert set(keyed) == {segment_key(BLOG, "/posts/*")}
-    assert _figures(keyed[segment_key(BLOG, "/posts/*")]) == (0, 0, 0, 0, 0.0, 30, 0)
+    assert _figures(keyed[segment_key(BLOG, "/posts/*")]) == (0, 0, 0, 0, 0.0, 30, 0, 0)
     assert not history.crawl_log_counts(SITE, DAY4 + timedelta(days=1), by_url=[BLOG])
     assert not history.crawl_log_counts("https://unknown.example", DAY1, by_url=[BLOG])
+
+
+def _walk(advanced: set[str]) -> pd.DataFrame:
+    """A walk of the blog made after DAY4: the ``advanced`` posts' lastmod moved to DAY2,
+    the others' stayed long before DAY1."""
+    day2, old = DAY1 + timedelta(days=1), DAY1 - timedelta(days=30)
+    return pd.DataFrame(
+        {
+            "loc": POSTS + TAGS,
+            "lastmod": pd.to_datetime([day2 if u in advanced else old for u in POSTS + TAGS]),
+            "lastmod_precision": pd.Categorical(["second"] * len(POSTS + TAGS)),
+            "sitemap": pd.Categorical([BLOG] * len(POSTS + TAGS)),
+        }
+    )
+
+
+def test_fetches_pending_a_walk_are_counted_so_and_resolved_as_the_worker_counts_them(db_url):
+    """A fetch waiting for a walk after it is counted as pending, in its group; the counts
+    an audit's worker makes of a walk's resolution are those read once it is kept."""
+    with History.open(db_url) as history:
+        save(history, SITE)
+        site_id = history.site_id(SITE)
+        assert site_id is not None
+        rows = [
+            CrawlLogRow(loc, BLOG, DAY4, 200, "h", None, i % 3 == 0, None, 3.0, None,
+                        pending=True, change_method="hash")
+            for i, loc in enumerate(POSTS)
+        ]  # fmt: skip
+        history.save_fetches(site_id, [], rows, DAY4 + timedelta(hours=1))
+        segmenter, posts = _segmenter(), segment_key(BLOG, "/posts/*")
+        read = history.crawl_log_counts(SITE, DAY1, by_url=[BLOG]).attributed(segmenter)
+        assert _figures(read.keyed[posts]) == (0, 0, 0, 0, 0.0, 0, 0, 30)
+        assert not history.crawl_log_counts(SITE, DAY1, by_url=[BLOG], pending=False)
+
+        pending = history.pending_fetches(site_id)
+        assert len(pending) == 30 and len(history.pending_fetches(site_id, DAY4)) == 30
+        assert not len(history.pending_fetches(site_id, DAY4 + timedelta(seconds=1)))
+        walk, walked = _walk(set(POSTS[::2])), DAY4 + timedelta(hours=2)
+        codes = resolve(pending, walk, walked)
+        worker = CrawlLogCounts().plus(pending.counted(codes, DAY1, by_url=[BLOG]))
+        assert resolve_walk(history, SITE, walked, walk) == 30
+        kept = history.crawl_log_counts(SITE, DAY1, by_url=[BLOG]).attributed(segmenter)
+        assert not len(history.pending_fetches(site_id))
+
+    mine = worker.attributed(segmenter).keyed[posts]
+    assert _figures(kept.keyed[posts]) == _figures(mine)
+    # a third changed, half advanced: both where i is a multiple of 6
+    assert _figures(mine) == (30, 10, 15, 5, 90.0, 0, 0, 0)

@@ -19,7 +19,7 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
 from auditor.history import History
-from tests.crawl.sites import OPTIONS
+from tests.crawl.sites import OPTIONS, tick_now
 from tests.scrapy.runs import run_crawl
 
 
@@ -118,14 +118,18 @@ def test_the_crawls_fetches_count_in_the_next_verdict(db_url, tmp_path):
         with History.open(db) as history:
             assert audit_site(server.origin, history, small).verdict == "inconclusive"
         first = run_crawl(server, db, tmp_path)
-        site.tick()
+        changed = tick_now(site)  # pages edited after the crawl, their lastmod with them
         second = run_crawl(server, db, tmp_path)
         with History.open(db) as history:
             logged = history.crawl_counts(server.origin, datetime.now(UTC) - timedelta(hours=1))
             again = audit_site(server.origin, history, small)
 
     assert first.pages == second.pages == set(site.pages)  # inconclusive: all explored
-    assert sum(c.compared for c in logged.values()) == 40
+    # the second crawl's plan walked after the edits: it proved theirs; the other pages
+    # waited for a walk after their fetch, the audit's
+    assert sum(c.compared for c in logged.values()) == sum(c.both for c in logged.values())
+    assert sum(c.compared for c in logged.values()) == len(changed) > 0
+    assert sum(c.pending for c in logged.values()) == 40 - len(changed)
     assert again.verdict == "trusted"
     assert again.changes is not None and again.changes.compared >= 40
 
