@@ -316,9 +316,10 @@ def _crawl_counts(
     oldest = run.started_at - timedelta(days=WINDOW_DAYS)
     since = pending.counted(codes, run.started_at, by_url=split)
     before = pending.counted(codes, oldest, run.started_at, by_url=split)
+    none = CrawlLogCounts()  # counts that are empty may still name the batches they read
     return (
-        (previous.crawled or CrawlLogCounts()).plus(since),
-        (previous.crawled_earlier or CrawlLogCounts()).plus(before),
+        (none if previous.crawled is None else previous.crawled).plus(since),
+        (none if previous.crawled_earlier is None else previous.crawled_earlier).plus(before),
     )
 
 

@@ -98,6 +98,8 @@ CRAWL_PENDING = (
     "ALTER TABLE crawl_log ADD COLUMN pending INTEGER",
     "ALTER TABLE crawl_log ADD COLUMN change_method TEXT",
     "ALTER TABLE crawl_state ADD COLUMN ok_fetched_precision TEXT",
+    # the records a crawl batch replaced keep every column of crawl_state (0014)
+    "ALTER TABLE crawl_replaced ADD COLUMN ok_fetched_precision TEXT",
     "CREATE INDEX crawl_log_pending ON crawl_log(site_id, loc) WHERE pending = 1",
 )
 

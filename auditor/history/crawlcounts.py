@@ -200,7 +200,7 @@ def read_crawl_counts(
         ") AS fetches GROUP BY sitemap, at_loc"
     )
     counts = _counts(db.stream(sql, [*files, *params, *files, *params], size=_BATCH))
-    if not batches or not counts:
+    if not batches or not (counts or pending is False):  # pending ones may be decided
         return counts
     return replace(counts, batches=_batches(db, where, params))
 
@@ -208,10 +208,12 @@ def read_crawl_counts(
 def _batches(db: Database, where: str, params: list[Any]) -> tuple[int, ...]:
     """The batches of the fetches in ``where`` that gave a comparison or a date check (a
     check since superseded by a newer one of its URL included: its batch's copies are
-    what the newer fetches were compared with). One scan, no grouping by URL."""
+    what the newer fetches were compared with), or a comparison still pending a walk (the
+    reading audit's own walk may decide it: :mod:`auditor.crawl.resolve`). One scan, no
+    grouping by URL."""
     sql = (
         f"SELECT DISTINCT batch_id FROM crawl_log WHERE {where} AND batch_id IS NOT NULL"
-        " AND ((content_changed IS NOT NULL AND lastmod_advanced IS NOT NULL)"
+        " AND ((content_changed IS NOT NULL AND (lastmod_advanced IS NOT NULL OR pending = 1))"
         " OR date_agrees IS NOT NULL)"
     )
     return tuple(sorted(int(b) for (b,) in db.rows(sql, params)))

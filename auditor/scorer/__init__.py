@@ -121,7 +121,9 @@ def score(inputs: ScoreInputs) -> AuditResult:
 
 def _crawl_batches(inputs: ScoreInputs) -> tuple[int, ...]:
     """The crawl batches the crawler's counts weighed came from, by id."""
-    found = {b for c in (inputs.crawled, inputs.crawled_earlier) if c for b in c.batches}
+    found = {
+        b for c in (inputs.crawled, inputs.crawled_earlier) if c is not None for b in c.batches
+    }
     return tuple(sorted(found))
 
 
