@@ -34,7 +34,9 @@ batch as it records it, and :func:`resolve` to the pending fetches of a site at 
 (the same call in an audit's worker, for the scorer, and where its run is saved, to
 persist it: :func:`resolve_walk`; and at a plan's walk).
 
-Touches: the database (:func:`resolve_walk`); the rest nothing.
+Only :func:`resolve_walk` reaches the history; the rest is pure.
+
+Touches: the database.
 """
 
 from __future__ import annotations
