@@ -296,7 +296,7 @@ class _Recorder:
             s.pending -= noise.pending
             s.refused += noise.compared
             s.noisy[origin] = noise
-            _log.warning("%s: %s", origin, noise.sentence())
+            _log.info("%s: %s", origin, noise.sentence())  # the summary tells it
 
 
 def _rounds(records: list[FetchRecord]) -> list[list[FetchRecord]]:
