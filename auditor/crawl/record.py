@@ -44,7 +44,7 @@ import numpy as np
 
 from auditor.crawl.noise import HashNoise, quiet
 from auditor.crawl.records import FetchRecord, fetch_record
-from auditor.crawl.resolve import PENDING, Spans, advanced_of, judge, spans
+from auditor.crawl.resolve import PENDING, UNTOLD, Spans, advanced_of, judge, spans
 from auditor.history.crawl import CrawlLogRow, CrawlState
 
 if TYPE_CHECKING:
@@ -181,6 +181,14 @@ class Listed:
     next_walk: Listed | None = None
 
 
+@dataclass(frozen=True)
+class _Walk:
+    """The walk a site's listing came from: when it was made, and the files it read."""
+
+    at: datetime
+    files: frozenset[str]
+
+
 class _Recorder:
     """Records batches for one call: the sites' ids and freshest walks read once."""
 
@@ -199,7 +207,7 @@ class _Recorder:
         self.sources = sources
         self.site_ids = history.site_ids()
         self.listings: dict[str, dict[str, Listed]] = {}
-        self.walks: dict[str, datetime | None] = {}  # when each default listing was walked
+        self.walks: dict[str, _Walk | None] = {}  # the walk of each default listing
         #: One instant for the whole run: its rows are found by it (:meth:`finish`).
         self.recorded_at = now or datetime.now(UTC)
         self.noise: dict[str, HashNoise] = {}  # each site's comparisons by hash alone
@@ -239,8 +247,10 @@ class _Recorder:
     def _listing(self, origin: str) -> dict[str, Listed]:
         if origin not in self.listings:
             current = self.history.current_inventory(origin)
-            self.listings[origin] = _listed(current[2]) if current else {}
-            self.walks[origin] = current[0] if current else None
+            listing = _listed(current[2]) if current else {}
+            self.listings[origin] = listing
+            files = frozenset(listed.sitemap for listed in listing.values())
+            self.walks[origin] = _Walk(current[0], files) if current else None
         return self.listings[origin]
 
     def _record_site(self, origin: str, records: list[FetchRecord]) -> None:
@@ -300,7 +310,7 @@ class _Recorder:
             s.pending -= noise.pending
             s.refused += noise.compared
             s.noisy[origin] = noise
-            _log.warning("%s: %s", origin, noise.sentence())
+            _log.info("%s: %s", origin, noise.sentence())  # the summary tells it
 
 
 def _rounds(records: list[FetchRecord]) -> list[list[FetchRecord]]:
@@ -341,10 +351,10 @@ class _Judged:
         records: list[FetchRecord],
         states: Mapping[str, CrawlState],
         listing: Mapping[str, Listed],
-        walked_at: datetime | None = None,
+        walk: _Walk | None = None,
     ) -> _Judged:
-        """Judge ``records`` (sorted by time) against the stored ``states``; ``walked_at``:
-        when the walk of ``listing`` was made, where its entries do not say."""
+        """Judge ``records`` (sorted by time) against the stored ``states``; ``walk``: the
+        one ``listing`` came from, where its entries do not say."""
         judged = cls(dict(states), [])
         evidence = _evidence([r for r in records if r.body is not None and _good(r.status)])
         changes = _body_changes(records, evidence, states, listing)
@@ -363,7 +373,7 @@ class _Judged:
             if row[_CHANGED] is not None and before is not None:
                 compared.append((len(rows), before, record, listed))
             rows.append(row)
-        judged.noise = _weigh(rows, compared, walked_at)
+        judged.noise = _weigh(rows, compared, walk)
         judged.log = [CrawlLogRow(*row) for row in rows]
         return judged
 
@@ -373,18 +383,15 @@ class _Judged:
 _Compared = tuple[int, CrawlState, FetchRecord, "Listed | None"]
 
 
-def _weigh(
-    rows: list[list[Any]], compared: list[_Compared], walked_at: datetime | None
-) -> HashNoise:
+def _weigh(rows: list[list[Any]], compared: list[_Compared], walk: _Walk | None) -> HashNoise:
     """Set what each compared fetch says of lastmod in its row (:mod:`auditor.crawl.resolve`):
-    against the walk of the site made at ``walked_at``, or (None) the walks each listing
-    names, then the later one a backfill knows of; the batch's comparisons by hash alone,
-    for :mod:`auditor.crawl.noise`."""
+    against the site's ``walk``, or (None) the walks each listing names, then the later one
+    a backfill knows of; the batch's comparisons by hash alone, for :mod:`auditor.crawl.noise`."""
     noise = HashNoise()
     if not compared:
         return noise
     listings = [listed for _, _, _, listed in compared]
-    inputs = _judged_inputs(listings, walked_at)
+    inputs = _judged_inputs(listings, walk.at if walk else None)
     fetched = spans(
         [r.fetched_at.timestamp() for _, _, r, _ in compared],
         [r.time_precision for _, _, r, _ in compared],
@@ -394,11 +401,17 @@ def _weigh(
         fetched[0] - intervals * 86_400, [b.ok_fetched_precision for _, b, _, _ in compared]
     )
     codes = judge(previous, fetched, *inputs)
-    if walked_at is None:  # a backfill's next capture: the earliest walk after the fetch
+    if walk is None:  # a backfill's next capture: the earliest walk after the fetch
         later = [listed.next_walk if listed else None for listed in listings]
         retry = (codes == PENDING) & np.array([n is not None for n in later])
         if retry.any():
             codes = np.where(retry, judge(previous, fetched, *_judged_inputs(later)), codes)
+    for i in np.flatnonzero(~inputs[1]).tolist():  # fetches of URLs the walk did not list:
+        file = rows[compared[i][0]][_SITEMAP]
+        if file is None:  # never listed: evidence for no segment, now or later
+            codes[i] = UNTOLD
+        elif walk is not None and file not in walk.files:  # the walk did not read its file
+            codes[i] = PENDING
     hashed, differ = [], []
     for (at, _, _, _), code in zip(compared, codes.tolist(), strict=True):
         row = rows[at]
@@ -483,7 +496,7 @@ def _body_changes(
 _ROW_FIELDS = [f.name for f in fields(CrawlLogRow)]
 _CHANGED, _ADVANCED = _ROW_FIELDS.index("content_changed"), _ROW_FIELDS.index("lastmod_advanced")
 _PENDING, _METHOD = _ROW_FIELDS.index("pending"), _ROW_FIELDS.index("change_method")
-_INTERVAL = _ROW_FIELDS.index("interval_days")
+_INTERVAL, _SITEMAP = _ROW_FIELDS.index("interval_days"), _ROW_FIELDS.index("sitemap")
 
 
 def _apply(

@@ -169,9 +169,12 @@ def advanced_of(code: int) -> bool | None:
 
 
 def resolve(pending: PendingFetches, entries: pd.DataFrame, walked_at: datetime) -> np.ndarray:
-    """What a walk made at ``walked_at`` (its ``entries``: loc, lastmod, lastmod_precision)
-    says of each of the ``pending`` fetches: :func:`judge`'s codes, vectorised (a URL
-    listed twice is read by its first listing)."""
+    """What a walk made at ``walked_at`` (its ``entries``: loc, lastmod, lastmod_precision,
+    sitemap) says of each of the ``pending`` fetches: :func:`judge`'s codes, vectorised (a
+    URL listed twice is read by its first listing). A URL the walk does not list tells
+    nothing only when the walk read the file that listed it: one whose file went unread
+    (a sitemap that failed, or a walk that read none) stays pending; one no file ever
+    listed is evidence for no segment, and is not counted."""
     import pandas as pd
 
     if not len(pending):
@@ -189,13 +192,17 @@ def resolve(pending: PendingFetches, entries: pd.DataFrame, walked_at: datetime)
         precisions = np.where(listed, precision[found], np.full(len(at), None))
     else:  # a walk listing nothing
         values, precisions = np.full(len(at), np.nan), np.full(len(at), None)
-    return judge(
+    codes = judge(
         spans(pending.previous_at, pending.previous_precision),
         spans(pending.fetched_at, pending.fetched_precision),
         spans(values, precisions),
         listed,
         walked_at.timestamp(),
     )
+    read = pd.unique(entries["sitemap"].astype(object).to_numpy())
+    codes[~listed & ~np.isin(pending.sitemaps, read)] = PENDING
+    codes[pd.isna(pending.sitemaps)] = UNTOLD  # listed nowhere: evidence for no segment
+    return codes
 
 
 def _seconds(column: pd.Series[Any]) -> pd.Series[Any]:

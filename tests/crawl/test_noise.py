@@ -107,3 +107,4 @@ def test_few_or_far_apart_rehashes_are_not_judged_noisy(db_url):
         )  # fmt: skip
     assert (small.changed, small.refused) == (few, 0)
     assert (apart.changed, apart.refused, apart.noisy) == (30, 0, {})
+    assert apart.pending == 0  # URLs listed in no sitemap: evidence for none, never pending

@@ -172,6 +172,11 @@ def test_pending_fetches_are_resolved_against_a_walks_entries():
     later = resolve(pending, entries, BEFORE)  # a walk before every fetch
     assert later.tolist() == [ADVANCED, PENDING, PENDING, PENDING, ADVANCED]
     assert pending.counted(later, F1).keyed[base + "sitemap.xml"].pending == 3
+    # a walk that read none of the files (its sitemap failed) tells nothing of any
+    unread = resolve(pending, entries.iloc[:0], AFTER)
+    assert unread.tolist() == [PENDING] * 5
+    other = entries.assign(sitemap=pd.Categorical([base + "other.xml"] * 4))
+    assert resolve(pending, other, AFTER).tolist()[3] == PENDING  # gone: its file unread
 
 
 @pytest.mark.parametrize(
