@@ -131,6 +131,20 @@ class GatedHttpClient(HttpClient):
         self.refused += 1
         return FetchFailure(url, "timeout", self.limit.detail)
 
+    def last_look(self, url: str, ends_at: float) -> Callable[[], bool]:
+        """With the connection made, right before the first byte: the turn must still
+        last until the deadline. The check in :meth:`before_send` comes before the
+        connection is made (a process stopped while connecting would send on a lapsed
+        turn); called off here, the attempt goes back to :meth:`before_send`, which
+        takes the turn again."""
+        host = host_of(url)
+
+        def turn_holds() -> bool:
+            remaining = ends_at - self._clock()
+            return remaining <= 0 or self.gate.holds(host, remaining)
+
+        return turn_holds
+
     def _get_once(
         self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None = None
     ) -> Response | FetchFailure:

@@ -43,13 +43,14 @@ Design, and why:
 - **A lapsed turn is never used.** A holder held up between its turn and its request
   (its process stopped, starved, or swapped out for longer than the lease) may find
   that the table gave the host to another meanwhile; the table cannot stop a request
-  it never sees, so the holder checks before each request goes out
-  (:meth:`HostGate.holds`), by its own clock, counting the lease from when it *asked*
-  (never later than the table's grant): a turn that would lapse before the request's
-  deadline is given back and taken again. What is left is the instant between that
-  check and the request's first byte; and a request under way when its process
-  stopped (the server answering it meanwhile) is over for the server long before the
-  lease.
+  it never sees, so the holder checks (:meth:`HostGate.holds`), by its own clock,
+  counting the lease from when it *asked* (never later than the table's grant): a turn
+  that would lapse before the request's deadline is given back and taken again. It
+  checks twice: before the request is started, and again with its connection made,
+  right before the first byte goes out (a process stopped while connecting, found
+  under load, would otherwise send on a lapsed turn). What is left is the instant of
+  writing the request's head; and a request under way when its process stopped (the
+  server answering it meanwhile) is over for the server long before the lease.
 - **Clocks stay local.** The table measures time with its own monotonic clock
   and hands out durations, never instants, so machines need not agree on the
   time.

@@ -46,7 +46,7 @@ import requests
 from auditor import __version__
 from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_as_it_arrives
 from auditor.http.codings import ACCEPT_ENCODING
-from auditor.http.deadline import Deadline, WatchedAdapter, current_request
+from auditor.http.deadline import CalledOff, Deadline, WatchedAdapter, current_request
 from auditor.http.extra_headers import check_header
 from auditor.http.hosts import host_key, request_url
 from auditor.http.proxy import ProxyChooser, ca_bundle, check_proxy, masked
@@ -323,17 +323,34 @@ class HttpClient:
         client makes sure its host's turn still holds)."""
         return None
 
+    def last_look(self, url: str, ends_at: float) -> Callable[[], bool] | None:
+        """What each attempt asks with its connection made, right before its first byte
+        goes out: False calls the attempt off (nothing sent) and it starts again from
+        :meth:`before_send`, within the same deadline. None here: nothing to ask."""
+        return None
+
     def _get_once(
         self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None = None
     ) -> Response | FetchFailure:
-        refused = self.before_send(url, ends_at - self._clock())
-        if refused is not None:
-            return refused
+        while True:
+            refused = self.before_send(url, ends_at - self._clock())
+            if refused is not None:
+                return refused
+            result = self._attempt(url, ends_at, cap, headers)
+            if result is not None:
+                return result
+            _log.info("GET %s called off at its last look, before it went out", url)
+
+    def _attempt(
+        self, url: str, ends_at: float, cap: int, headers: dict[str, str] | None
+    ) -> Response | FetchFailure | None:
+        """One request on the wire; None when it was called off before it went out."""
         remaining = ends_at - self._clock()
         if remaining <= 0:
             return FetchFailure(url, "timeout", self._timeout_detail())
         deadline = Deadline(remaining)
         current_request.deadline = deadline
+        current_request.last_look = self.last_look(url, ends_at)
         started = time.monotonic()
         received: list[requests.Response] = []  # to close a response requests chokes on
         try:
@@ -356,11 +373,14 @@ class HttpClient:
             for response in received:
                 response.close()
             return FetchFailure(url, "http-error", f"unusable response: {_short(exc)}")
+        except CalledOff:
+            deadline.cancel()
+            return None
         except BaseException:
             deadline.cancel()
             raise
         finally:
-            current_request.deadline = None
+            current_request.deadline = current_request.last_look = None
         headers = {k.lower(): v for k, v in resp.headers.items()}
         body = Body(
             read_as_it_arrives(resp.raw),

@@ -9,6 +9,11 @@ One watchdog thread serves every deadline of a process (a heap of them, earliest
 first): a thread started for each request cost half a millisecond of CPU, a tenth of
 what a small site's page costs.
 
+The same connections take a *last look* before a request's first byte: with the
+connection made, the thread's ``current_request.last_look`` (when set) may still call
+the request off (:class:`CalledOff`), nothing sent. The fleet's client uses it to check
+that its host's turn still holds at the last moment it can (:mod:`auditor.fleet.client`).
+
 Touches: the network.
 """
 
@@ -21,12 +26,14 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["Deadline", "WatchedAdapter", "current_request"]
+__all__ = ["CalledOff", "Deadline", "WatchedAdapter", "current_request"]
 
 
 class Deadline:
@@ -149,13 +156,38 @@ def _attachcurrent_request(sock: socket.socket | None) -> None:
         deadline.attach(sock)
 
 
+class CalledOff(Exception):
+    """The request was called off at its last look, with its connection made and before
+    its first byte went out (``current_request.last_look`` said no)."""
+
+
+def _last_look(conn: urllib3.connection.HTTPConnection) -> None:
+    """Make the connection, then ask the thread's ``last_look`` (if any) whether the
+    request may still go out: the last moment a request can be called off."""
+    look: Callable[[], bool] | None = getattr(current_request, "last_look", None)
+    if look is None:
+        return
+    if conn.sock is None:
+        conn.connect()
+    if not look():
+        raise CalledOff
+
+
 class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
+        _last_look(self)
+        super().request(method, url, *args, **kwargs)
+
     def getresponse(self) -> urllib3.response.BaseHTTPResponse:  # type: ignore[override]
         _attachcurrent_request(self.sock)
         return super().getresponse()
 
 
 class _WatchedHTTPSConnection(urllib3.connection.HTTPSConnection):
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
+        _last_look(self)
+        super().request(method, url, *args, **kwargs)
+
     def getresponse(self) -> urllib3.response.BaseHTTPResponse:  # type: ignore[override]
         _attachcurrent_request(self.sock)
         return super().getresponse()

@@ -314,6 +314,46 @@ def test_a_turn_lapsed_before_its_request_went_out_is_taken_again():
     assert after > again and len(server.log) == 2
 
 
+def test_a_turn_that_lapsed_while_its_connection_was_made_is_taken_again(monkeypatch):
+    """Stopped after the turn's check but before the request's first byte (here: while
+    the connection was made): the request does not go out on the lapsed turn."""
+    import urllib3.connection
+
+    clock = Clock()
+    options = HttpOptions(timeout=5)
+    lease = turn_lease(options)
+    table = HostTable(1.0, clock=clock)
+    b_ended: list[float] = []
+    new_conn = urllib3.connection.HTTPConnection._new_conn
+
+    def stopped_while_connecting(self):  # the lease lapses; b comes and goes meanwhile
+        made = new_conn(self)
+        if not b_ended:
+            clock.now += lease + 2
+            assert table.ask("127.0.9.7", "b", lease) == 0
+            clock.now += 0.5
+            table.done("127.0.9.7", "b", 200)
+            b_ended.append(clock.now)
+        return made
+
+    monkeypatch.setattr(urllib3.connection.HTTPConnection, "_new_conn", stopped_while_connecting)
+
+    def sleep(seconds: float) -> None:
+        clock.now += seconds
+
+    gate = HostGate(table, "a", lease=lease, clock=clock, sleep=sleep)
+    with SiteServer(simulated("accurate-jsonld", 1), host="127.0.9.7") as server:
+        client = GatedHttpClient(options, gate, TimeLimit(600.0, clock.now, clock))
+        result = client.get(server.origin + "/robots.txt")
+        assert isinstance(result, Response) and result.status == 200
+        result.close()
+        client.close()
+    assert gate.taken_again == 1
+    assert len(server.log) == 1  # the called-off attempt sent nothing
+    assert clock.now >= b_ended[0] + 1.0  # it went out a delay after b, on a new turn
+    assert table.granted == 3  # a, b, then a again
+
+
 class _HopsAndRetries(LoopbackHTTPServer):
     """``/moved`` redirects to ``/here`` on the same host; ``/busy`` answers 503 once,
     then 200; anything else 200."""
