@@ -630,9 +630,11 @@ def _indexing(record: FetchRecord, page: PageEvidence | None) -> dict[str, Any]:
     headers alone (a fetch without body)."""
     if page is not None:
         return {"noindex": page.noindex, "canonical": page.canonical}
+    headers = record.headers
+    if not headers:  # most log lines: nothing to read
+        return {"noindex": None, "canonical": None}
     from auditor.evidence.indexing import canonical_of, noindex_of
 
-    headers = record.headers
     return {
         "noindex": noindex_of(headers, None),
         "canonical": canonical_of(headers, None, record.url),

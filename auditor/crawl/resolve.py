@@ -227,5 +227,8 @@ def resolve_walk(history: History, site: str, walked_at: datetime, entries: pd.D
     codes = resolve(pending, entries, walked_at)
     decided = codes != PENDING
     advanced = [advanced_of(int(code)) for code in codes[decided]]
-    rows = zip(advanced, pending.locs[decided], pending.fetched[decided], strict=True)
+    rows = zip(
+        advanced, pending.keys[decided], pending.locs[decided], pending.fetched[decided],
+        strict=True,
+    )  # fmt: skip
     return history.save_resolution(site_id, rows)

@@ -36,7 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from auditor.history.backend import Database
-from auditor.history.crawlcounts import CrawlCounts
+from auditor.history.crawlcounts import ROW_KEY, CrawlCounts
 from auditor.history.records import instant, instant_text
 from auditor.history.rows import signed64, unsigned64
 
@@ -100,7 +100,9 @@ CRAWL_PENDING = (
     "ALTER TABLE crawl_state ADD COLUMN ok_fetched_precision TEXT",
     # the records a crawl batch replaced keep every column of crawl_state (0014)
     "ALTER TABLE crawl_replaced ADD COLUMN ok_fetched_precision TEXT",
-    "CREATE INDEX crawl_log_pending ON crawl_log(site_id, loc) WHERE pending = 1",
+    # the site's pending rows, keyed by the site alone: each fetch recorded adds its entry at
+    # the index's end (a key of the URL too costs a million-line log a sixth more to write)
+    "CREATE INDEX crawl_log_pending ON crawl_log(site_id) WHERE pending = 1",
 )
 
 #: Each URL's dated observations (a credible dateModified says when it last changed):
@@ -122,6 +124,12 @@ INDEXING = (
     "ALTER TABLE pages ADD COLUMN noindex TEXT",
     "ALTER TABLE pages ADD COLUMN canonical TEXT",
 )
+
+
+#: The instants of the rows of one save, each made text once: a fetch's time and its
+#: lastmod are written in its state and again in its log row, and many URLs share a lastmod
+#: (sized for a save of :data:`auditor.crawl.record.BATCH` fetches: 2,000 a time).
+_row_text = lru_cache(maxsize=16_384)(instant_text)
 
 
 @dataclass(frozen=True)
@@ -159,10 +167,10 @@ class CrawlState:
     def row(self, site_id: int) -> tuple[Any, ...]:
         """The ``crawl_state`` values, ``site_id`` first."""
         values = list(self.__dict__.values())  # the fields in order, as __init__ set them
-        at = values[_AT] = instant_text(self.fetched_at)
+        at = values[_AT] = _row_text(self.fetched_at)
         ok, lastmod = self.ok_fetched_at, self.lastmod
-        values[_OK] = at if ok is self.fetched_at else None if ok is None else instant_text(ok)
-        values[_LASTMOD] = None if lastmod is None else instant_text(lastmod)
+        values[_OK] = at if ok is self.fetched_at else None if ok is None else _row_text(ok)
+        values[_LASTMOD] = None if lastmod is None else _row_text(lastmod)
         values[_SIMHASH] = signed64(values[_SIMHASH])
         return (site_id, *values)
 
@@ -208,7 +216,7 @@ class CrawlLogRow:
         """The ``crawl_log`` values."""
         values: list[Any] = list(self.__dict__.values())  # the fields in order
         for i in (2, 5):
-            values[i] = None if values[i] is None else instant_text(values[i])
+            values[i] = None if values[i] is None else _row_text(values[i])
         for i in (6, 7, 9):
             values[i] = None if values[i] is None else int(values[i])
         values[12] = 1 if values[12] else None
@@ -287,22 +295,26 @@ def write_fetches(
     )
 
 
-_RESOLVE = (
-    "UPDATE crawl_log SET lastmod_advanced = ?, pending = NULL"
-    " WHERE site_id = ? AND loc = ? AND fetched_at = ? AND pending = 1"
-)
+#: A pending fetch found again by its row's key (:data:`~auditor.history.crawlcounts.ROW_KEY`),
+#: checked against its site, URL, time and ``pending``: a row moved meanwhile stays pending,
+#: for the next walk.
+_RESOLVE = {
+    dialect: "UPDATE crawl_log SET lastmod_advanced = ?, pending = NULL"
+    f" WHERE {key} = ? AND site_id = ? AND loc = ? AND fetched_at = ? AND pending = 1"
+    for dialect, key in ROW_KEY.items()
+}
 
 
 def save_resolution(
-    db: Database, site_id: int, decided: Iterable[tuple[bool | None, str, str]]
+    db: Database, site_id: int, decided: Iterable[tuple[bool | None, Any, str, str]]
 ) -> int:
     """Keep what a walk decided of pending fetches, in one transaction: each row
-    (``lastmod_advanced``, its ``loc``, its stored ``fetched_at`` text) no longer pending;
-    how many rows were given."""
-    rows = [(None if a is None else int(a), site_id, loc, at) for a, loc, at in decided]
+    (``lastmod_advanced``, its row key (:data:`ROW_KEY`), its ``loc``, its stored
+    ``fetched_at`` text) no longer pending; how many rows were given."""
+    rows = [(None if a is None else int(a), key, site_id, loc, at) for a, key, loc, at in decided]
     if rows:
         with db.write():
-            db.execute_many(_RESOLVE, rows)
+            db.execute_many(_RESOLVE[db.dialect], rows)
     return len(rows)
 
 

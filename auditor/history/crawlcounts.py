@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIGURES",
+    "ROW_KEY",
     "CrawlCounts",
     "CrawlLogCounts",
     "PendingFetches",
@@ -266,11 +267,13 @@ def _counts(batches: Iterable[Sequence[Sequence[Any]]]) -> CrawlLogCounts:
 class PendingFetches:
     """A site's compared fetches still pending a walk after them (``crawl_log.pending``),
     as arrays: what :func:`auditor.crawl.resolve.resolve` judges against a walk, and what
-    :meth:`counted` counts once it has. Instants as seconds since the epoch; ``fetched``
-    keeps each row's stored ``fetched_at`` text, its key with ``loc`` (empty when read
-    without keys: :func:`read_pending`)."""
+    :meth:`counted` counts once it has. Instants as seconds since the epoch; ``keys``
+    and ``fetched`` keep each row's key (:data:`~auditor.history.crawl.ROW_KEY`) and its
+    stored ``fetched_at`` text, to find it again with ``loc`` (empty when read without
+    keys: :func:`read_pending`)."""
 
     locs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     fetched: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     fetched_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
     fetched_precision: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
@@ -337,6 +340,12 @@ def _grouped(
     )
 
 
+#: How a ``crawl_log`` row is found again within a few statements, per dialect (a pending
+#: fetch read, then its judgement written back): SQLite's rowid, PostgreSQL's ``ctid``.
+#: Either may point elsewhere later (a ``VACUUM``, an update between): a writer checks
+#: the row is still the one it read.
+ROW_KEY = {"sqlite": "rowid", "postgresql": "ctid::text"}
+
 #: The columns of ``crawl_log`` a pending fetch is read with, in :class:`PendingFetches`'
 #: field order.
 _PENDING_COLUMNS = (
@@ -352,7 +361,8 @@ def read_pending(
     into arrays batch by batch (one query, on the ``crawl_log_pending`` index); without
     ``keys``, the rows' ``fetched_at`` texts are not kept (``fetched`` is empty): enough
     to judge and count them, not to write their judgement back."""
-    sql = f"SELECT {_PENDING_COLUMNS} FROM crawl_log WHERE site_id = ? AND pending = 1"
+    columns = f"{_PENDING_COLUMNS}, {ROW_KEY[db.dialect]}"
+    sql = f"SELECT {columns} FROM crawl_log WHERE site_id = ? AND pending = 1"
     params: list[Any] = [site_id]
     if since is not None:
         sql += " AND fetched_at >= ?"
@@ -360,11 +370,14 @@ def read_pending(
     shared: dict[Any, Any] = {}  # a file's URL or a precision: one string for all its rows
     parts: list[list[np.ndarray]] = []
     for batch in db.stream(sql, params, size=_BATCH):
-        locs, fetched, fetched_p, days, previous_p, sitemaps, changed = zip(*batch, strict=True)
+        locs, fetched, fetched_p, days, previous_p, sitemaps, changed, keyed = zip(
+            *batch, strict=True
+        )
         seconds = _seconds(fetched)
         interval = np.array(days, dtype=float)  # None (never, for a compared fetch) as NaN
         parts.append([
             np.array(locs, dtype=object),
+            np.array(keyed if keys else (), dtype=object),
             np.array(fetched if keys else (), dtype=object),
             seconds,
             np.array([shared.setdefault(p, p) for p in fetched_p], dtype=object),

@@ -521,9 +521,11 @@ class History:
         the judgement back needs)."""
         return read_pending(self._db, site_id, since, keys=keys)
 
-    def save_resolution(self, site_id: int, decided: Iterable[tuple[bool | None, str, str]]) -> int:
-        """Keep what a walk decided of pending fetches: (``lastmod_advanced``, loc, stored
-        ``fetched_at``) each, no longer pending; how many."""
+    def save_resolution(
+        self, site_id: int, decided: Iterable[tuple[bool | None, Any, str, str]]
+    ) -> int:
+        """Keep what a walk decided of pending fetches: (``lastmod_advanced``, the row's key,
+        loc, stored ``fetched_at``) each, no longer pending; how many."""
         return crawl.save_resolution(self._db, site_id, decided)
 
     def refuse_hashes(self, site_id: int, recorded_at: datetime) -> None:

@@ -162,3 +162,26 @@ def test_fetches_pending_a_walk_are_counted_so_and_resolved_as_the_worker_counts
     assert _figures(kept.keyed[posts]) == _figures(mine)
     # a third changed, half advanced: both where i is a multiple of 6
     assert _figures(mine) == (30, 10, 15, 5, 90.0, 0, 0, 0)
+
+
+def test_a_pending_fetch_whose_row_moved_since_it_was_read_stays_pending(db_url):
+    """A judgement is written back by the row's key only while that key still finds the
+    row read (same URL and time): a key pointing elsewhere changes nothing."""
+    with History.open(db_url) as history:
+        save(history, SITE)
+        site_id = history.site_id(SITE)
+        assert site_id is not None
+        rows = [
+            CrawlLogRow(loc, BLOG, DAY4, 200, "h", None, True, None, 3.0, None,
+                        pending=True, change_method="hash")
+            for loc in POSTS[:4]
+        ]  # fmt: skip
+        history.save_fetches(site_id, [], rows, DAY4 + timedelta(hours=1))
+        pending = history.pending_fetches(site_id)
+        moved = np.roll(pending.keys, 1)  # each key now another row's
+        decided = zip([True] * 4, moved, pending.locs, pending.fetched, strict=True)
+        history.save_resolution(site_id, decided)
+        assert len(history.pending_fetches(site_id)) == 4
+        right = zip([True] * 4, pending.keys, pending.locs, pending.fetched, strict=True)
+        history.save_resolution(site_id, right)
+        assert not len(history.pending_fetches(site_id))
