@@ -81,7 +81,7 @@ class PlannedFetch:
     ``priority`` is higher-first; ``due_at`` aware; ``p_changed`` the estimated chance
     that the page changed since the crawler's copy (1.0 when it has none); ``reason``
     one of ``lastmod-advanced``, ``new-url``, ``never-fetched``, ``rate``,
-    ``verification``, ``retry``; ``verdict`` the verdict of the URL's sub-sitemap (or
+    ``verification``, ``explore``, ``retry``; ``verdict`` the verdict of the URL's sub-sitemap (or
     its group) the plan read lastmod by (``untrusted`` where the crawler's fetches
     contradicted a trusted one since its audit).
     """

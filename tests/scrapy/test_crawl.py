@@ -4,6 +4,7 @@ where auditor is off. Each crawl runs in a process of its own (tests/scrapy/craw
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
 from auditor.history import History
+from auditor.planner.schedule import EXPLORE_SHARE
 from tests.crawl.sites import OPTIONS, tick_now
 from tests.scrapy.runs import run_crawl
 
@@ -102,7 +104,9 @@ def test_on_a_generation_time_site_the_crawl_asks_for_the_pages_due_by_rate(tmp_
         crawl = run_crawl(server, db, tmp_path, AUDITOR_BUDGET=20)
 
     assert fast <= crawl.pages and len(crawl.pages) <= 20  # the budget caps the crawl
-    assert {i["auditor"]["reason"] for i in crawl.items} == {"rate"}
+    reasons = [i["auditor"]["reason"] for i in crawl.items]
+    assert set(reasons) == {"rate", "explore"}  # a tenth of the budget explores
+    assert reasons.count("explore") == math.ceil(EXPLORE_SHARE * 20)
     assert {i["auditor"]["verdict"] for i in crawl.items} == {"untrusted"}
     by_path = {i["url"].removeprefix(server.origin): i["auditor"] for i in crawl.items}
     assert min(by_path[p]["p_changed"] for p in fast) > 0.5
