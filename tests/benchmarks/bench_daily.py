@@ -43,7 +43,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests.benchmarks.dailybench.auditor_run import AuditorReplay, run_auditor  # noqa: E402
 from tests.benchmarks.dailybench.site import ReplaySite  # noqa: E402
-from tests.benchmarks.dailybench.snapshots import MEASURES, Window, load_window  # noqa: E402
+from tests.benchmarks.dailybench.snapshots import (  # noqa: E402
+    MEASURES,
+    ReplayPage,
+    Window,
+    load_window,
+)
 from tests.benchmarks.planbench.measure import calibration, fresh_share  # noqa: E402
 from tests.benchmarks.planbench.policies import (  # noqa: E402
     Fetches,
@@ -197,6 +202,7 @@ def print_auditor(world: World, replay: AuditorReplay, others: dict[str, Fetches
         f"  fetched {total:,}: {changing:,} to pages that change, {total - changing:,} to pages"
         f" that never do; " + ", ".join(f"{k} {v:,}" for k, v in sorted(replay.notes.items()))
     )
+    _print_spread(pages, replay)
     print(
         "  audits (day: verdict, pages sampled): "
         + ", ".join(f"{d}: {v} ({n})" for d, v, n in replay.audits)
@@ -220,6 +226,28 @@ def print_auditor(world: World, replay: AuditorReplay, others: dict[str, Fetches
         )
         print(f"  {len(pages[i].events):>4} {counts}  {pages[i].path}")
     print()
+
+
+def _print_spread(pages: list[ReplayPage], replay: AuditorReplay) -> None:
+    """How auditor's fetches spread over the pages that change and those that never do."""
+    per_page = Counter(p for p, _ in replay.fetched)
+    for label, chosen in (
+        ("pages that change", [i for i, p in enumerate(pages) if len(p.events)]),
+        ("pages that never do", [i for i, p in enumerate(pages) if not len(p.events)]),
+    ):
+        counts = np.array([per_page[i] for i in chosen])
+        if len(counts):
+            print(
+                f"  {label}: {len(chosen)}, {int((counts > 0).sum())} fetched; fetches a page"
+                f" min {counts.min()}, median {np.median(counts):.0f}, max {counts.max()}"
+            )
+    changing = [i for i, p in enumerate(pages) if len(p.events)]
+    if len(changing) > 2:
+        changes = np.array([len(pages[i].events) for i in changing], dtype=float)
+        fetched = np.array([per_page[i] for i in changing], dtype=float)
+        ranks = [np.argsort(np.argsort(v)) for v in (changes, fetched)]
+        rho = float(np.corrcoef(*ranks)[0, 1])
+        print(f"  changes and fetches of the pages that change: rank correlation {rho:.2f}")
 
 
 def main() -> int:
