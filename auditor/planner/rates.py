@@ -66,7 +66,7 @@ PRIOR_INTERVALS = 4.0
 DEFAULT_RATE = 1 / 30
 #: The slowest rate a page is given (once a year): a page never seen to change still
 #: might, and a zero rate would never be revisited.
-MIN_RATE = 1 / 365
+MIN_RATE = 1 / 3650
 #: The fastest rate an estimate gives (many times a day; beyond it nothing differs).
 MAX_RATE = 48.0
 

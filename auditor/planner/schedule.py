@@ -305,15 +305,19 @@ def index(p: Floats, rate: Floats) -> Floats:
 
 
 def _exploration(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
-    """The ``n`` open pages to explore ``day`` days from now, marked: those whose rate is
-    not known yet first, then any; the oldest copies first, none younger than
-    :data:`MIN_EXPLORE_AGE` (a page fetched moments ago has nothing to tell yet)."""
+    """The ``n`` open pages to explore ``day`` days from now, marked: those whose lastmod
+    moved since their copy first (on a sub-sitemap not trusted yet, the evidence that can
+    earn it trust), then those whose rate is not known yet, then any; the oldest copies
+    first, none younger than :data:`MIN_EXPLORE_AGE` but the moved ones (a page fetched
+    moments ago has nothing to tell yet)."""
     pool = host.open[host.reason[host.open] < 0]
     if not len(pool) or n <= 0:
         return pool[:0]
     age = np.nan_to_num(host.copy_age[pool], nan=0.0) + day
-    pool, age = pool[age >= MIN_EXPLORE_AGE], age[age >= MIN_EXPLORE_AGE]
-    chosen = pool[np.lexsort((host.turn[pool], -age, host.known[pool]))[:n]]
+    moved = host.advanced[pool]
+    worth = moved | (age >= MIN_EXPLORE_AGE)
+    pool, age, moved = pool[worth], age[worth], moved[worth]
+    chosen = pool[np.lexsort((host.turn[pool], -age, host.known[pool], ~moved))[:n]]
     host.reason[chosen] = _EXPLORE
     host.wait[chosen] = day
     return chosen

@@ -74,3 +74,16 @@ def test_one_quiet_day_on_a_few_pages_does_not_rule_out_a_weekly_change():
     age = np.full(n, 2.0)
     rate = pooled_rates(intervals, changes, days, fallback, age)
     assert (-np.expm1(-rate * age) >= MIN_P_CHANGED).all(), rate
+
+
+def test_a_page_whose_lastmod_moved_since_its_copy_is_explored_first_however_young():
+    """Where lastmod is not trusted yet, a lastmod that moved since the copy is the
+    evidence that can earn it trust: such pages are explored first, even fetched moments
+    ago (a plan made after an edit the crawl just missed)."""
+    ages = np.r_[np.full(5, 0.01), np.full(35, 5.0)]
+    pages = _pages(np.full(40, 1 / 30), ages, known=np.zeros(40, dtype=bool))
+    pages.advanced[:3] = True
+    plan = schedule_host([pages], budget=30, horizon_days=1)
+    explored = [c.page for c in plan if c.reason == "explore"]
+    assert set(explored) >= {0, 1, 2}
+    assert not {3, 4} & {c.page for c in plan}  # young, lastmod still: not planned
