@@ -103,5 +103,7 @@ def leave_out(
     if policy.rule == "allow-all" or not len(entries):
         return entries, Disallowed(site, 0, policy.rule, policy.detail)
     allowed = [policy.allows(str(loc)) for loc in entries["loc"]]
-    kept = entries[allowed].reset_index(drop=True)
-    return kept, Disallowed(site, len(entries) - len(kept), policy.rule, policy.detail)
+    left = len(allowed) - sum(allowed)
+    if left:  # most sites' sitemaps list nothing their robots.txt forbids: no copy
+        entries = entries[allowed].reset_index(drop=True)
+    return entries, Disallowed(site, left, policy.rule, policy.detail)
