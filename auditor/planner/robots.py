@@ -12,7 +12,7 @@ by the site's latest audit or plan walk. A history from before auditor kept robo
 holds none for a site until then: its plan on the stored walk is not checked, and says
 so (:meth:`Disallowed.sentence`).
 
-Touches: the network.
+Touches: the network, the database.
 """
 
 from __future__ import annotations
