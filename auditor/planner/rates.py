@@ -64,8 +64,10 @@ Floats = npt.NDArray[np.float64]
 PRIOR_INTERVALS = 4.0
 #: Changes a day assumed where nothing at all was observed yet (about one a month).
 DEFAULT_RATE = 1 / 30
-#: The slowest rate a page is given (once a year): a page never seen to change still
-#: might, and a zero rate would never be revisited.
+#: The slowest rate a page is given (once in ten years): a page never seen to change still
+#: might, and the plan's exploration share revisits it whatever its rate (a floor of once a
+#: year predicted such pages 5.9% stale at 20 days against 1.9% observed on a real site,
+#: and spent most of the budget on them).
 MIN_RATE = 1 / 3650
 #: The fastest rate an estimate gives (many times a day; beyond it nothing differs).
 MAX_RATE = 48.0
