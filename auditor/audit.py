@@ -24,6 +24,7 @@ from auditor.dispersion.segments import SEPARATOR, Segmenter
 from auditor.errors import UsageError
 from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.models import SitemapFile
+from auditor.planner.robots import stored_robots
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.sampler.children import ChildDates
 from auditor.sampler.moved import with_moved
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from auditor.dispersion import DispersionReport
     from auditor.history import History, RunRecord
     from auditor.history.crawlcounts import CrawlLogCounts, PendingFetches
+    from auditor.history.robots import StoredRobots
     from auditor.http import HttpClient
     from auditor.sampler.pacing import HostPacer
 
@@ -118,6 +120,7 @@ class AuditBundle:
     files: tuple[SitemapFile, ...]
     entries: pd.DataFrame
     pages: tuple[PageObservation, ...]
+    robots: StoredRobots | None = None  # the robots.txt the sampler obeyed, for plans
 
 
 @dataclass(frozen=True)
@@ -237,7 +240,8 @@ def run_audit(
     seed = _seed(site, previous.runs_so_far, options.seed)
     result = replace(result, finished_at=datetime.now(UTC) + shift, problems=problems, seed=seed)
     result = _with_extensions(result, inventory, inputs.dispersion)
-    return AuditBundle(result, inventory.files, inventory.entries, tuple(observations))
+    robots = stored_robots(run.robots, started)
+    return AuditBundle(result, inventory.files, inventory.entries, tuple(observations), robots)
 
 
 def _with_extensions(
@@ -274,6 +278,8 @@ def save_audit(history: History, bundle: AuditBundle, *, fleet: int | None = Non
         result, files=bundle.files, entries=bundle.entries, pages=bundle.pages, fleet=fleet
     )
     resolve_walk(history, result.site, result.started_at, bundle.entries)  # as the worker
+    if bundle.robots is not None:  # a plan on the stored walk leaves out what it forbids
+        history.save_robots(result.site, bundle.robots)
     return replace(result, run_id=run_id)
 
 

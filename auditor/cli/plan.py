@@ -14,7 +14,7 @@ import csv
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from auditor.crawl.records import FetchRecord, LogProblem
     from auditor.history import History
     from auditor.planner import PlannedFetch
+    from auditor.planner.robots import Disallowed
 
 __all__ = ["add_plan_commands", "log_records", "open_log"]
 
@@ -145,6 +146,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         sites = list(crawl_list(args.site, args.sites).sites)
     options = WalkOptions(http=http_options(args), max_files=args.max_files)
     counts: Counter[tuple[str, str]] = Counter()
+    robots: dict[str, Disallowed] = {}
     with History.open(args.db) as history:
         known = {record.origin for record in history.sites()}
         if sites is not None:
@@ -158,10 +160,11 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             horizon_days=args.horizon,
             walk=not args.no_walk,
             walk_options=options,
+            on_robots=lambda found: robots.__setitem__(found.site, found),
         )
         _write_plan(fetches, args.format, counts)
     if not args.quiet:
-        _plan_summary(counts)
+        _plan_summary(counts, robots)
     return EXIT_OK
 
 
@@ -184,15 +187,25 @@ def _write_plan(
     out.flush()
 
 
-def _plan_summary(counts: Counter[tuple[str, str]]) -> None:
-    sites = sorted({site for site, _ in counts})
+def _plan_summary(counts: Counter[tuple[str, str]], robots: Mapping[str, Disallowed]) -> None:
+    """The plan in plain English on stderr: fetches by site and reason, and the URLs
+    robots.txt kept out."""
+    from auditor.planner.robots import Disallowed
+
+    sites = sorted({site for site, _ in counts} | set(robots))
     total = sum(counts.values())
     noun = "site" if len(sites) == 1 else "sites"
-    print(f"auditor: {total:,} fetches planned on {len(sites)} {noun}", file=sys.stderr)
+    head = f"auditor: {total:,} fetches planned on {len(sites)} {noun}"
+    disallowed = sum(found.urls for found in robots.values())
+    if disallowed and len(sites) > 1:
+        head += f"; {Disallowed('', disallowed, 'parsed', '').sentence()}"
+    print(head, file=sys.stderr)
     for site in sites:
         mine = {reason: n for (s, reason), n in counts.items() if s == site}
         parts = ", ".join(f"{reason} {n:,}" for reason, n in sorted(mine.items()))
-        print(f"  {site}: {sum(mine.values()):,} ({parts})", file=sys.stderr)
+        line = f"  {site}: {sum(mine.values()):,}" + (f" ({parts})" if parts else "")
+        said = robots[site].sentence() if site in robots else ""
+        print(line + (f"; {said}" if said else ""), file=sys.stderr)
 
 
 def _cmd_crawled(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from auditor.history.batches import CRAWL_BATCHES
 from auditor.history.crawl import CRAWL_LOG, CRAWL_PENDING, DATED_CHANGES, INDEXING
 from auditor.history.fleets import FLEET_PLANS
 from auditor.history.location import Location, default_db_path, locate
+from auditor.history.robots import SITE_ROBOTS
 from auditor.history.sqlite import BUSY_TIMEOUT_SECONDS, translated, write_transaction
 from auditor.history.views import (
     LATEST_VIEWS,
@@ -159,6 +160,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0013-own-frame", _OWN_FRAME),
     Migration("0014-crawl-batches", CRAWL_BATCHES),
     Migration("0015-crawl-pending", CRAWL_PENDING),
+    Migration("0016-site-robots", SITE_ROBOTS),
 )
 
 

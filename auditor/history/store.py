@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from auditor.history import batches, crawl, fleets
+from auditor.history import batches, crawl, fleets, robots
 from auditor.history.backend import Database
 from auditor.history.crawlcounts import (
     CrawlLogCounts,
@@ -550,6 +550,18 @@ class History:
                 " urls = excluded.urls, data = excluded.data",
                 (site_id, instant_text(walked_at), rows, len(entries), data),
             )
+
+    def save_robots(self, site: str, found: robots.StoredRobots) -> None:
+        """Keep ``found`` as ``site``'s robots.txt (:mod:`auditor.history.robots`), unless
+        a later reading is kept; nothing for a site not in the history."""
+        with self._db.write():
+            site_id = self.site_id(site)
+            if site_id is not None:
+                robots.save_robots(self._db, site_id, found)
+
+    def stored_robots(self, site: str) -> robots.StoredRobots | None:
+        """``site``'s robots.txt as last read by an audit or a plan's walk, or None."""
+        return robots.load_robots(self._db, site)
 
     def current_inventory(
         self, site: str

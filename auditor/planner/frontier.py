@@ -21,7 +21,7 @@ Touches: the network, the database.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +75,9 @@ class Frontier:
     ``fetches`` the planned fetches by URL; ``ranks`` each one's place within its host's
     share of the plan (0 first); ``listed`` the URLs of the sites' freshest walks;
     ``parents`` each sitemap file of those walks with the index that listed it (None: a
-    root); ``due_files`` the files that list a due URL, with their ancestors.
+    root); ``due_files`` the files that list a due URL, with their ancestors;
+    ``disallowed`` the sites whose robots.txt kept listed URLs out of the plan, with how
+    many (those URLs are listed, so not due).
     """
 
     sites: frozenset[str]
@@ -84,16 +86,19 @@ class Frontier:
     listed: UrlSet
     parents: Mapping[str, str | None]
     due_files: frozenset[str]
+    disallowed: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(
         cls,
         fetches: Iterable[PlannedFetch],
         walks: Iterable[tuple[str, Sequence[Mapping[str, Any]], Iterable[str]]],
+        disallowed: Mapping[str, int] | None = None,
     ) -> Frontier:
         """A frontier from a plan's ``fetches`` (in plan order: by host, highest
         priority first) and the sites' freshest ``walks``: ``(site, files as dicts with
-        ``url`` and ``parent``, listed URLs)``."""
+        ``url`` and ``parent``, listed URLs)``; ``disallowed``: the URLs robots.txt kept
+        out of the plan, by site."""
         planned: dict[str, PlannedFetch] = {}
         ranks: dict[str, int] = {}
         per_host: dict[str, int] = {}
@@ -112,7 +117,8 @@ class Frontier:
             parents.update({str(f["url"]): f.get("parent") for f in files})
             listed.append(UrlSet(locs))
         due = _with_ancestors({f.sitemap for f in planned.values()}, parents)
-        return cls(frozenset(sites), planned, ranks, UrlSet.union(listed), parents, due)
+        left_out = {site: n for site, n in (disallowed or {}).items() if n}
+        return cls(frozenset(sites), planned, ranks, UrlSet.union(listed), parents, due, left_out)
 
     @classmethod
     def load(
@@ -133,6 +139,7 @@ class Frontier:
 
         known = {record.origin for record in history.sites()}
         chosen = sorted(known) if sites is None else [s for s in sites if s in known]
+        disallowed: dict[str, int] = {}
         fetches = list(
             plan(
                 history,
@@ -142,9 +149,10 @@ class Frontier:
                 horizon_days=horizon_days,
                 walk=walk,
                 walk_options=walk_options,
+                on_robots=lambda found: disallowed.__setitem__(found.site, found.urls),
             )
         )
-        return cls.of(fetches, _walks(history, chosen))
+        return cls.of(fetches, _walks(history, chosen), disallowed)
 
     def covers(self, url: str) -> bool:
         """True when ``url`` belongs to one of the planned sites."""

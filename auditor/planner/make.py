@@ -1,14 +1,7 @@
 """Making a plan: each site's pages and their figures gathered from the history (and a
-fresh walk of its sitemaps), then the policy of :mod:`auditor.planner.schedule` per host.
-
-A plan first walks each site's sitemaps again, from where its freshest walk started
-(the site's robots.txt, or the sitemap URL it was audited from), asking for every file
-with the validators of that walk (``If-None-Match``, ``If-Modified-Since``): an unchanged
-file costs a 304, and a trusted site's advanced lastmods are seen between audits. The
-walk is kept (``plan_walks``), and the crawler's fetches made before it that were
-waiting for a walk after them are judged against it (:mod:`auditor.crawl.resolve`): the
-counts the plan weighs include them. A walk that reads nothing keeps the stored
-inventory.
+fresh walk of its sitemaps: :mod:`auditor.planner.walk`), less the URLs its robots.txt
+disallows (:mod:`auditor.planner.robots`), then the policy of
+:mod:`auditor.planner.schedule` per host.
 
 Touches: the network, the database.
 """
@@ -17,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -36,6 +29,7 @@ from auditor.planner.rates import (
     pooled_rates,
     shrunk_rate,
 )
+from auditor.planner.robots import UNKNOWN, Disallowed, kept_policy, leave_out
 from auditor.planner.schedule import (
     MIN_OBSERVED,
     MIN_P_CHANGED,
@@ -44,6 +38,7 @@ from auditor.planner.schedule import (
     schedule_host,
 )
 from auditor.planner.signal import Signal, signal_of
+from auditor.planner.walk import walk_site
 from auditor.sampler.pacing import DEFAULT_DELAY
 from auditor.walker.inventory import entry_rows
 
@@ -52,13 +47,14 @@ if TYPE_CHECKING:
 
     from auditor.history import History
     from auditor.history.crawl import CrawlCounts, CrawlState
-    from auditor.models import SitemapFile
+    from auditor.sampler.robots import RobotsPolicy
     from auditor.walker import WalkOptions
 
 __all__ = [
     "BUDGET_SHARE",
     "PlanFigures",
     "PlannedFetch",
+    "SiteGathered",
     "default_budget",
     "plan",
     "plan_figures",
@@ -81,7 +77,7 @@ class PlannedFetch:
     ``priority`` is higher-first; ``due_at`` aware; ``p_changed`` the estimated chance
     that the page changed since the crawler's copy (1.0 when it has none); ``reason``
     one of ``lastmod-advanced``, ``new-url``, ``never-fetched``, ``rate``,
-    ``verification``, ``retry``; ``verdict`` the verdict of the URL's sub-sitemap (or
+    ``verification``, ``explore``, ``retry``; ``verdict`` the verdict of the URL's sub-sitemap (or
     its group) the plan read lastmod by (``untrusted`` where the crawler's fetches
     contradicted a trusted one since its audit).
     """
@@ -151,17 +147,23 @@ def plan(
     horizon_days: float = 1.0,
     walk: bool = True,
     walk_options: WalkOptions | None = None,
+    on_robots: Callable[[Disallowed], None] | None = None,
 ) -> Iterator[PlannedFetch]:
     """The fetches due within ``horizon_days`` for ``sites`` (origins; None: every site
     in the history), at most ``budget`` a day per host name (None: :func:`default_budget`
-    at its Crawl-delay), highest priority first within each host. ``walk=False`` plans on
-    the stored walks without a request."""
+    at its Crawl-delay), highest priority first within each host. No URL the site's
+    robots.txt disallows for auditor is planned: ``on_robots`` is told, site by site, what
+    it kept out. ``walk=False`` plans on the stored walks and robots.txt, without a
+    request."""
     moment = now or datetime.now(UTC)
     chosen = history.audited(sites)
     for host, origins in _by_host(chosen):
         gathered = [plan_site(history, origin, moment, walk, walk_options) for origin in origins]
-        pages = [g for g, _ in gathered]
-        delays = [d for _, d in gathered if d is not None]
+        pages = [g.pages for g in gathered]
+        delays = [g.crawl_delay for g in gathered if g.crawl_delay is not None]
+        for g in gathered:
+            if on_robots is not None:
+                on_robots(g.robots)
         limit = budget if budget is not None else default_budget(max(delays, default=None))
         _log.info("planning %s: %d sites, budget %d a day", host, len(pages), limit)
         for c in schedule_host(pages, limit, horizon_days):
@@ -196,61 +198,40 @@ class _Segment:
     pool_rate: float
 
 
+class SiteGathered(NamedTuple):
+    """One site as the plan reads it: its pages, its robots.txt Crawl-delay, and what
+    robots.txt kept out of the plan."""
+
+    pages: SitePages
+    crawl_delay: float | None
+    robots: Disallowed
+
+
 def plan_site(
     history: History,
     site: str,
     now: datetime,
     walk: bool = True,
     walk_options: WalkOptions | None = None,
-) -> tuple[SitePages, float | None]:
-    """One site's pages as the policy reads them, and its robots.txt Crawl-delay."""
+) -> SiteGathered:
+    """One site's pages as the policy reads them (those its robots.txt allows), with a
+    fresh walk unless ``walk`` is false (then on the stored walk and robots.txt)."""
     current = history.current_inventory(site)
     if current is None:
-        return _empty(site), None
-    entries, delay, previous = current[2], None, set(current[2]["loc"])
+        return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
+    entries, previous = current[2], set(current[2]["loc"])
     if walk:
-        walked = _walk(history, site, current, now, walk_options)
-        if walked is not None:
-            entries, delay = walked
+        walked = walk_site(history, site, current, now, walk_options)
+        policy: RobotsPolicy | None = walked.robots
+        entries = entries if walked.entries is None else walked.entries
     else:
+        policy = kept_policy(history, site)
         previous = set()  # nothing was walked: no URL is new since
-    return _pages(history, site, entries, previous, now), delay
-
-
-def _walk(
-    history: History,
-    site: str,
-    current: tuple[datetime, list[dict[str, Any]], pd.DataFrame],
-    now: datetime,
-    options: WalkOptions | None,
-) -> tuple[pd.DataFrame, float | None] | None:
-    from auditor.crawl.resolve import resolve_walk
-    from auditor.models import SitemapFile
-    from auditor.sampler.robots import policy_of
-    from auditor.walker.inventory import load_inventory
-    from auditor.walker.reuse import PreviousRun
-
-    files = [SitemapFile(**f) for f in current[1]]
-    previous = PreviousRun(files, current[2])
-    found = load_inventory(_walk_target(site, files), options, previous=previous)
-    if not found.readable or found.entries.empty:
-        _log.warning("plan: %s: no sitemap read, planning on the stored walk", site)
-        return None
-    history.save_plan_walk(site, now, found.files, found.entries)
-    resolve_walk(history, site, now, found.entries)  # the fetches made before it judged
-    delay = policy_of(found.robots).crawl_delay if found.robots else None
-    return found.entries, delay
-
-
-def _walk_target(site: str, files: Sequence[SitemapFile]) -> str:
-    """Where the stored walk started: the one sitemap URL its audit was given (a root
-    file neither robots.txt named nor the ``/sitemap.xml`` fallback), else the site,
-    walked from its robots.txt. A site audited from ``/docs/sitemap.xml`` is not found
-    from its origin: the plan would keep planning on its stale walk."""
-    roots = [f for f in files if f.parent is None]
-    if len(roots) == 1 and not roots[0].via_robots and roots[0].url != site + "/sitemap.xml":
-        return roots[0].url
-    return site
+    entries, disallowed = leave_out(site, entries, policy)
+    if disallowed.urls or disallowed.rule == UNKNOWN:
+        _log.info("plan: %s: %s", site, disallowed.sentence())
+    delay = policy.crawl_delay if policy is not None else None
+    return SiteGathered(_pages(history, site, entries, previous, now), delay, disallowed)
 
 
 def _empty(site: str) -> SitePages:

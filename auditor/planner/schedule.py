@@ -49,6 +49,8 @@ import numpy.typing as npt
 from auditor.planner.signal import Signal
 
 __all__ = [
+    "EXPLORE_SHARE",
+    "MIN_EXPLORE_AGE",
     "MIN_P_CHANGED",
     "TRUSTED_FALLBACK",
     "VERIFY_SHARE",
@@ -76,6 +78,15 @@ VERIFY_SHARE = 0.05
 #: copy checked about every 20 days, so a lastmod that froze shows within a day or two on
 #: a site of a few hundred pages (bench_plan: frozen sites 0.732 at 2%, 0.749 at 5%).
 VERIFY_DAILY_SHARE = 0.05
+#: Share of a host's daily budget (at least one fetch) spent exploring: the pages whose
+#: lastmod moved since their copy, then those whose rate is not known yet, oldest copy
+#: first, then the oldest copies of any. A rate learned from little (a quiet day) can be
+#: wrong; exploring keeps it learning, and no site is left without a fetch while its
+#: copies age. 5%: 10% gave 0.879 against 0.883 over the changing pages of bench_daily
+#: and 0.824 against 0.826 overall on bench_plan --quick.
+EXPLORE_SHARE = 0.05
+#: A copy younger than this (days) is never explored: it has nothing to tell yet.
+MIN_EXPLORE_AGE = 1.0
 #: Days to wait before retrying a URL after its n-th consecutive failure: 1, 2, 4 ...,
 #: at most this many.
 MAX_BACKOFF_DAYS = 30.0
@@ -144,10 +155,12 @@ def schedule_host(
     verify = _verification(host, len(must), per_day - len(must))
     chosen = [must, verify]
     left = per_day - len(must) - len(verify)
+    share = max(1, math.ceil(EXPLORE_SHARE * per_day)) if per_day else 0
     for day in range(max(math.ceil(horizon_days - 1e-9), 1)):
         if day:
             left = per_day
-        chosen.append(_by_index(host, left, float(day)))
+        ranked = _by_index(host, left - min(share, left), float(day))
+        chosen += [ranked, _exploration(host, min(share, left), float(day))]
     picked = np.concatenate(chosen)
     priority = index(host.p[picked], host.rate[picked])  # once: the property is per page
     order = np.lexsort((host.turn[picked], -priority, host.wait[picked]))
@@ -159,8 +172,10 @@ def schedule_host(
 
 
 #: Reason codes, by their index in the policy's arrays.
-REASONS = ("new-url", "never-fetched", "retry", "lastmod-advanced", "rate", "verification")
-_NEW, _NEVER, _RETRY, _ADVANCED, _RATE, _VERIFY = range(len(REASONS))
+REASONS = (
+    "new-url", "never-fetched", "retry", "lastmod-advanced", "rate", "verification", "explore",
+)  # fmt: skip
+_NEW, _NEVER, _RETRY, _ADVANCED, _RATE, _VERIFY, _EXPLORE = range(len(REASONS))
 
 
 @dataclass
@@ -291,6 +306,25 @@ def index(p: Floats, rate: Floats) -> Floats:
     return found
 
 
+def _exploration(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
+    """The ``n`` open pages to explore ``day`` days from now, marked: those whose lastmod
+    moved since their copy first (on a sub-sitemap not trusted yet, the evidence that can
+    earn it trust), then those whose rate is not known yet, then any; the oldest copies
+    first, none younger than :data:`MIN_EXPLORE_AGE` but the moved ones (a page fetched
+    moments ago has nothing to tell yet)."""
+    pool = host.open[host.reason[host.open] < 0]
+    if not len(pool) or n <= 0:
+        return pool[:0]
+    age = np.nan_to_num(host.copy_age[pool], nan=0.0) + day
+    moved = host.advanced[pool]
+    worth = moved | (age >= MIN_EXPLORE_AGE)
+    pool, age, moved = pool[worth], age[worth], moved[worth]
+    chosen = pool[np.lexsort((host.turn[pool], -age, host.known[pool], ~moved))[:n]]
+    host.reason[chosen] = _EXPLORE
+    host.wait[chosen] = day
+    return chosen
+
+
 def _by_index(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
     """The ``n`` open pages of highest index ``day`` days from now (their copies as
     they will be then: aged, or fresh where an earlier round fetched them), marked."""
@@ -299,9 +333,9 @@ def _by_index(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
         return pool[:0]
     rate, age = host.rate[pool], np.nan_to_num(host.copy_age[pool], nan=0.0) + day
     p = host.p[pool] if not day else -np.expm1(-rate * age)
-    worth = (p >= MIN_P_CHANGED) | ~host.known[pool]
+    worth = p >= MIN_P_CHANGED
     pool, p, rate = pool[worth], p[worth], rate[worth]
-    score = np.where(host.known[pool], index(p, rate), index(p, rate) + age[worth])
+    score = index(p, rate)
     best = np.lexsort((host.turn[pool], -score))[:n]
     chosen = pool[best]
     moved = host.advanced[chosen] & host.informative[chosen]

@@ -45,7 +45,8 @@ class RobotsPolicy:
 
     ``rule`` says how the policy was reached: ``parsed`` (the file's rules),
     ``allow-all`` (4xx, or endless redirects: no robots.txt) or ``disallow-all`` (5xx, 429, or the
-    file could not be fetched), with ``detail`` naming the status or failure.
+    file could not be fetched), with ``detail`` naming the status or failure; ``text`` the
+    file as read (``parsed`` only), which a plan keeps for the next made without a walk.
     """
 
     url: str
@@ -53,6 +54,7 @@ class RobotsPolicy:
     detail: str
     crawl_delay: float | None = None
     parser: Protego | None = None
+    text: str = ""
 
     def allows(self, url: str) -> bool:
         """True when auditor may fetch ``url``."""
@@ -67,7 +69,8 @@ class RobotsPolicy:
         """A policy from robots.txt text (already capped)."""
         parser = Protego.parse(text)
         delay = parser.crawl_delay(USER_AGENT_TOKEN)
-        return cls(url, "parsed", "robots.txt read", float(delay) if delay else None, parser)
+        crawl_delay = float(delay) if delay else None
+        return cls(url, "parsed", "robots.txt read", crawl_delay, parser, text)
 
 
 def fetch_robots(client: HttpClient, site: str) -> RobotsPolicy:

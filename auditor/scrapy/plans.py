@@ -101,6 +101,13 @@ class CrawlerPlan:
             counted(len(frontier.sites), "site"),
             parts or "nothing due",
         )
+        disallowed = sum(frontier.disallowed.values())
+        if disallowed:  # listed, so a request for one is dropped as not due
+            stats.set_value("auditor/disallowed", disallowed)
+            _log.info(
+                "auditor: %s disallowed by robots.txt, not planned",
+                counted(disallowed, "URL"),
+            )
 
     def _failed(self, exc: Exception) -> None:
         """A plan not made: said (with its traceback unless the history was out of

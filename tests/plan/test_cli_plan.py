@@ -14,7 +14,7 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
 from auditor.history import History
-from auditor.planner.schedule import VERIFY_DAILY_SHARE, VERIFY_SHARE
+from auditor.planner.schedule import EXPLORE_SHARE, VERIFY_DAILY_SHARE, VERIFY_SHARE
 from tests.crawl.sites import OPTIONS
 
 
@@ -80,7 +80,9 @@ def test_a_generation_time_sites_plan_follows_the_pages_rates(db_url, capsys):
 
     ranked = [f["url"].removeprefix(server.origin) for f in planned]  # highest priority first
     assert set(ranked[:10]) == fast  # the budget goes first to the pages that change
-    assert len(planned) <= 20 and {f["reason"] for f in planned} == {"rate"}
+    reasons = [f["reason"] for f in planned]
+    assert len(planned) <= 20 and set(reasons) == {"rate", "explore"}
+    assert reasons.count("explore") == ceil(EXPLORE_SHARE * 20)  # the oldest copies
     assert {f["verdict"] for f in planned} == {"untrusted"}
     by_url = {f["url"].removeprefix(server.origin): f["p_changed"] for f in planned}
     slow = [v for u, v in by_url.items() if u not in fast]

@@ -155,3 +155,21 @@ def test_a_failed_download_is_recorded_and_an_ignored_request_is_not(monkeypatch
     log.process_exception(Request(SITE + "/p/2"), IgnoreRequest("robots.txt"))
     log.process_exception(Request(SITE + "/robots.txt"), TimeoutError("slow"))
     assert [(r.url, r.status) for r in put] == [(SITE + "/p/1", None)]
+
+
+class _SetStats(_Stats):
+    def set_value(self, key: str, value: int) -> None:
+        self.values[key] = value
+
+
+def test_the_plans_report_counts_the_urls_robots_txt_kept_out(monkeypatch, caplog):
+    crawler = get_crawler()
+    stats = _SetStats()
+    monkeypatch.setattr(type(crawler), "stats", stats, raising=False)
+    holder = CrawlerPlan.of(crawler, AuditorSettings.of(crawler.settings))
+    planned = _frontier()
+    frontier = Frontier.of(planned.fetches.values(), [(SITE, [], [])], {SITE: 8, "https://b": 0})
+    with caplog.at_level("INFO", logger="auditor.scrapy.plans"):
+        holder._report(frontier)
+    assert stats.values["auditor/disallowed"] == 8
+    assert "8 URLs disallowed by robots.txt, not planned" in caplog.text

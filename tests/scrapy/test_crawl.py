@@ -4,6 +4,7 @@ where auditor is off. Each crawl runs in a process of its own (tests/scrapy/craw
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
 from auditor.history import History
+from auditor.planner.schedule import EXPLORE_SHARE
 from tests.crawl.sites import OPTIONS, tick_now
 from tests.scrapy.runs import run_crawl
 
@@ -102,7 +104,9 @@ def test_on_a_generation_time_site_the_crawl_asks_for_the_pages_due_by_rate(tmp_
         crawl = run_crawl(server, db, tmp_path, AUDITOR_BUDGET=20)
 
     assert fast <= crawl.pages and len(crawl.pages) <= 20  # the budget caps the crawl
-    assert {i["auditor"]["reason"] for i in crawl.items} == {"rate"}
+    reasons = [i["auditor"]["reason"] for i in crawl.items]
+    assert set(reasons) == {"rate", "explore"}  # a tenth of the budget explores
+    assert reasons.count("explore") == math.ceil(EXPLORE_SHARE * 20)
     assert {i["auditor"]["verdict"] for i in crawl.items} == {"untrusted"}
     by_path = {i["url"].removeprefix(server.origin): i["auditor"] for i in crawl.items}
     assert min(by_path[p]["p_changed"] for p in fast) > 0.5
@@ -110,7 +114,8 @@ def test_on_a_generation_time_site_the_crawl_asks_for_the_pages_due_by_rate(tmp_
 
 
 def test_the_crawls_fetches_count_in_the_next_verdict(db_url, tmp_path):
-    """Four sampled pages a run cannot earn trust; the crawl's forty pages, twice, do."""
+    """Four sampled pages a run cannot earn trust; the crawl's fetches do: every page once,
+    then, moments later, the pages whose lastmod moved meanwhile (explored first)."""
     db = db_url
     small = replace(OPTIONS, sample=replace(OPTIONS.sample, sample=4))
     site = SimulatedSite("quiet", {"pages": BEHAVIOURS["accurate-no-structured"]}, 40, seed=2)
@@ -124,14 +129,15 @@ def test_the_crawls_fetches_count_in_the_next_verdict(db_url, tmp_path):
             logged = history.crawl_counts(server.origin, datetime.now(UTC) - timedelta(hours=1))
             again = audit_site(server.origin, history, small)
 
-    assert first.pages == second.pages == set(site.pages)  # inconclusive: all explored
-    # the second crawl's plan walked after the edits: it proved theirs; the other pages
-    # waited for a walk after their fetch, the audit's
+    assert first.pages == set(site.pages)  # never fetched: every page
+    # fetched moments ago, only the pages whose lastmod moved are worth a fetch; the second
+    # crawl's plan walked after the edits, so each is judged at once
+    assert second.pages == set(changed)
     assert sum(c.compared for c in logged.values()) == sum(c.both for c in logged.values())
     assert sum(c.compared for c in logged.values()) == len(changed) > 0
-    assert sum(c.pending for c in logged.values()) == 40 - len(changed)
+    assert sum(c.pending for c in logged.values()) == 0
     assert again.verdict == "trusted"
-    assert again.changes is not None and again.changes.compared >= 40
+    assert again.changes is not None and again.changes.compared >= len(changed)
 
 
 def test_with_auditor_disabled_scrapy_crawls_as_without_it(tmp_path):
