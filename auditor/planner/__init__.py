@@ -10,7 +10,8 @@ indicator where it is informative but below the trust bar.
 
 :mod:`~auditor.planner.rates` estimates rates and allocates revisits,
 :mod:`~auditor.planner.signal` reads lastmod, :mod:`~auditor.planner.schedule` is the
-policy, :mod:`~auditor.planner.make` gathers a site's figures and walks its sitemaps.
+policy, :mod:`~auditor.planner.make` gathers a site's figures and walks its sitemaps,
+:mod:`~auditor.planner.figures` says what a plan costs and keeps fresh.
 
 Touches: nothing.
 """
@@ -20,20 +21,15 @@ import typing
 import auditor._lazy as _lazy
 
 if typing.TYPE_CHECKING:
-    from auditor.planner.make import (
-        PlanFigures,
-        PlannedFetch,
-        default_budget,
-        plan,
-        site_figures,
-    )
+    from auditor.planner.figures import PlanFigures, site_figures
+    from auditor.planner.make import PlannedFetch, default_budget, plan
 
 _EXPORTS = {
-    "PlanFigures": "auditor.planner.make",
+    "PlanFigures": "auditor.planner.figures",
     "PlannedFetch": "auditor.planner.make",
     "default_budget": "auditor.planner.make",
     "plan": "auditor.planner.make",
-    "site_figures": "auditor.planner.make",
+    "site_figures": "auditor.planner.figures",
 }
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
 

@@ -22,18 +22,14 @@ from auditor.planner.rates import (
     DEFAULT_RATE,
     MIN_POOL_PAGES,
     PRIOR_INTERVALS,
-    allocate,
     cgm_rate,
     dated_rate,
-    freshness,
     pooled_rates,
     shrunk_rate,
 )
 from auditor.planner.robots import UNKNOWN, Disallowed, kept_policy, leave_out
 from auditor.planner.schedule import (
     MIN_OBSERVED,
-    MIN_P_CHANGED,
-    VERIFY_DAILY_SHARE,
     SitePages,
     schedule_host,
 )
@@ -52,17 +48,27 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUDGET_SHARE",
-    "PlanFigures",
     "PlannedFetch",
     "SiteGathered",
     "default_budget",
     "plan",
-    "plan_figures",
     "plan_site",
-    "site_figures",
 ]
 
 _log = logging.getLogger(__name__)
+
+#: Names that moved to :mod:`auditor.planner.figures`, still importable from here.
+_MOVED = ("PlanFigures", "plan_figures", "site_figures")
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_MOVED`, from their new module."""
+    if name in _MOVED:
+        from auditor.planner import figures
+
+        return getattr(figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: The default budget is this share of the fetches a day that politeness allows at the
 #: site's delay (the larger of auditor's default delay and robots.txt's Crawl-delay):
@@ -104,31 +110,6 @@ class PlannedFetch:
             "p_changed": round(self.p_changed, 4),
             "lastmod": self.lastmod.isoformat() if self.lastmod else None,
             "verdict": self.verdict,
-        }
-
-
-@dataclass(frozen=True)
-class PlanFigures:
-    """What trusting lastmod saves on one site: fetches a day and expected binary
-    freshness under the plan, against a uniform daily recrawl of every URL."""
-
-    site: str
-    urls: int
-    fetches_per_day: float
-    freshness: float
-    uniform_fetches_per_day: float
-    uniform_freshness: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """The figures as a JSON object."""
-        saved = 1 - self.fetches_per_day / self.uniform_fetches_per_day if self.urls else 0.0
-        return {
-            "urls": self.urls,
-            "fetches_per_day": round(self.fetches_per_day, 1),
-            "freshness": round(self.freshness, 4),
-            "uniform_fetches_per_day": round(self.uniform_fetches_per_day, 1),
-            "uniform_freshness": round(self.uniform_freshness, 4),
-            "saved_share": round(saved, 4),
         }
 
 
@@ -282,6 +263,7 @@ def _pages(
         locs=locs,
         segment=segment,
         sitemaps=[name.partition(SEPARATOR)[0] for name in names],
+        groups=[name.partition(SEPARATOR)[2] or None for name in names],
         signals=[s.signal for s in segments],
         lastmods=[lastmod for _, _, lastmod, _ in entry_rows(entries)],
         rate=_rates(own, figures, pool, (segment, looks), len(names)),
@@ -451,35 +433,3 @@ def _days_since_epoch(column: pd.Series[Any]) -> np.ndarray[Any, Any]:
     days = values.astype("int64").astype(float) / 86_400e6
     days[np.isnat(values)] = np.nan
     return days
-
-
-def site_figures(
-    history: History, result: dict[str, Any], entries: pd.DataFrame, budget: float | None = None
-) -> PlanFigures:
-    """What the plan saves on the site of ``result`` (an ``AuditResult`` as a dict, its
-    run not saved yet) with its inventory ``entries``: :func:`plan_figures`."""
-    started = datetime.fromisoformat(str(result["started_at"]))
-    pages = _pages(history, str(result["site"]), entries, set(), started, result)
-    return plan_figures(pages, default_budget() if budget is None else budget)
-
-
-def plan_figures(pages: SitePages, budget: float) -> PlanFigures:
-    """What the plan costs and keeps fresh on a site, in expectation, against a uniform
-    daily recrawl: trusted pages are fetched on the day their lastmod advances (about
-    their change rate, at most daily: as fresh as a daily recrawl) and verified (5% of
-    them a day), the others at the allocated frequencies of the budget left, no sooner
-    than their chance of a change reaches :data:`~auditor.planner.schedule.MIN_P_CHANGED`."""
-    n = len(pages)
-    if not n:
-        return PlanFigures(pages.site, 0, 0.0, 1.0, 0.0, 1.0)
-    daily = freshness(pages.rate, 1.0)
-    trusted = pages.trusted
-    on_lastmod = np.minimum(pages.rate[trusted], 1.0).sum() + VERIFY_DAILY_SHARE * trusted.sum()
-    left = max(budget - on_lastmod, 0.0)
-    rate = pages.rate[~trusted]
-    f = np.minimum(allocate(rate, left), rate / -math.log1p(-MIN_P_CHANGED))
-    fetches = on_lastmod + f.sum()
-    fresh = daily[trusted].sum() + freshness(pages.rate[~trusted], f).sum()
-    return PlanFigures(
-        pages.site, n, float(fetches), float(fresh / n), float(n), float(daily.mean())
-    )

@@ -109,6 +109,7 @@ class SitePages:
     advanced: Flags  # lastmod advanced since the copy (or the copy has none and it has)
     new: Flags  # absent from the previous walk
     known: Flags  # its rate rests on MIN_OBSERVED intervals (its own and its pool's)
+    groups: Sequence[str | None] = ()  # each sub-sitemap's group pattern (None: whole)
     trusted: Flags = field(init=False)
 
     def __post_init__(self) -> None:

@@ -6,7 +6,6 @@ Touches: the disk.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,9 +27,11 @@ from auditor.report.data import (
     short_name,
     top_shared_values,
 )
+from auditor.scorer.rules import CONTRARY_CODES
+from auditor.scorer.verdict import DEFAULT_RECHECK_DAYS
 from auditor.terminal import plain_verdict
 
-__all__ = ["advice", "render_site", "site_slug", "write_site_report"]
+__all__ = ["advice", "plan_interval", "planned", "render_site", "site_slug", "write_site_report"]
 
 #: The coverage table's columns: finding code and heading.
 COVERAGE_COLUMNS = (
@@ -42,10 +43,6 @@ COVERAGE_COLUMNS = (
     ("noindex", "noindex"),
     ("canonical-elsewhere", "canonical elsewhere"),
 )
-
-#: When nothing says how often pages change, re-fetch this often (days).
-DEFAULT_REFETCH_DAYS = 7
-MAX_REFETCH_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -67,7 +64,14 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(short=short_name, pct=_pct, change=page_change)
+    env.globals.update(
+        short=short_name,
+        pct=_pct,
+        change=page_change,
+        plan_interval=plan_interval,
+        contrary=sorted(CONTRARY_CODES),
+        default_recheck=DEFAULT_RECHECK_DAYS,
+    )
     return env
 
 
@@ -86,7 +90,8 @@ def segment_name(segment: dict[str, Any]) -> str:
 
 
 def advice(latest: dict[str, Any]) -> list[str]:
-    """What a data team should do, in words, from a result."""
+    """What a data team should do, in words, from a result: the intervals are the plan's
+    own (``savings.segments``: :mod:`auditor.planner.figures`) and the table's."""
     segments = [s for s in latest["segments"] if s["urls"]]
     trusted = [segment_name(s) for s in segments if s["verdict"] == "trusted"]
     others = [s for s in segments if s["verdict"] != "trusted"]
@@ -95,21 +100,61 @@ def advice(latest: dict[str, Any]) -> list[str]:
         lines.append("Schedule crawls on lastmod for: " + ", ".join(trusted) + ".")
     if others:
         names = ", ".join(segment_name(s) for s in others)
-        every = _refetch_days(others)
-        period = "every day" if every == 1 else f"every {every} days"
         which = "the others" if trusted else "their pages"
-        lines.append(f"Do not schedule on lastmod for {names}: re-fetch {which} {period}.")
+        lines.append(
+            f"Do not schedule on lastmod for {names}: re-fetch {which} {_refetch(latest, others)}."
+        )
     if latest.get("recheck_days"):
-        days = _days(round(latest["recheck_days"]))
-        lines.append(f"Re-verify this site in {days} (auditor reverify).")
+        lines.append(_reverify(latest))
     return lines
 
 
-def _refetch_days(segments: list[dict[str, Any]]) -> int:
-    rates = [s["change_rate"] for s in segments if s.get("change_rate")]
-    if not rates:
-        return DEFAULT_REFETCH_DAYS
-    return max(1, min(MAX_REFETCH_DAYS, math.floor(1 / float(max(rates)))))
+def planned(latest: dict[str, Any]) -> dict[tuple[str, str | None], dict[str, Any]]:
+    """The plan's figures of each segment of a result, by (sub-sitemap, group pattern)."""
+    found = (latest.get("savings") or {}).get("segments") or []
+    return {(s["sitemap"], s["group"]): s for s in found}
+
+
+def plan_interval(latest: dict[str, Any], segment: dict[str, Any]) -> float | None:
+    """The plan's mean interval between two fetches of a page of ``segment`` (days)."""
+    figures = planned(latest).get(_key(segment))
+    return None if figures is None else figures["interval_days"]
+
+
+def _key(segment: dict[str, Any]) -> tuple[str, str | None]:
+    return segment["sitemap"], (segment.get("group") or {}).get("pattern")
+
+
+def _refetch(latest: dict[str, Any], others: list[dict[str, Any]]) -> str:
+    """How often the plan re-fetches the pages of ``others``, from its own figures."""
+    figures = planned(latest)
+    mine = [figures.get(_key(s)) for s in others]
+    if not mine or any(f is None for f in mine):
+        return "as auditor plan schedules them, by their measured change rates"
+    urls = sum(int(f["urls"]) for f in mine if f)
+    fetches = sum(float(f["fetches_per_day"]) for f in mine if f)
+    if fetches <= 0:
+        return "as auditor plan schedules them: none is due yet at the default budget"
+    every = max(1, round(urls / fetches))
+    period = "every day" if every == 1 else f"every {every} days"
+    return (
+        f"about {period} on average ({fetches:,.1f} fetches a day for {urls:,} pages,"
+        " as auditor plan schedules them)"
+    )
+
+
+def _reverify(latest: dict[str, Any]) -> str:
+    """When to re-verify the site, and which row of the segments table says so."""
+    days = round(latest["recheck_days"])
+    soonest = [
+        segment_name(s)
+        for s in latest["segments"]
+        if s.get("recheck_days") is not None and round(s["recheck_days"]) == days
+    ]
+    line = f"Re-verify this site in {_days(days)} (auditor reverify)"
+    if soonest:
+        return f"{line}: the soonest re-check of the table ({', '.join(soonest)})."
+    return f"{line}: no sub-sitemap's panel measured a re-check yet."
 
 
 def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:

@@ -35,8 +35,9 @@ def test_the_report_says_the_verdict_reasons_and_what_to_do(report):
     assert "lastmod can be trusted for some sub-sitemaps only" in html
     assert "Schedule crawls on lastmod for: /sitemap-blog.xml." in html
     assert re.search(
-        r"Do not schedule on lastmod for /sitemap-products.xml: re-fetch the others every "
-        r"(day|\d+ days)\.",
+        r"Do not schedule on lastmod for /sitemap-products.xml: re-fetch the others about "
+        r"every (day|\d+ days) on average \([\d.,]+ fetches a day for 40 pages, as auditor plan "
+        r"schedules them\)\.",
         html,
     )
     assert "<code>generation-time</code>" in html
@@ -92,12 +93,22 @@ def test_the_fleet_index_links_every_reported_site(report):
 
 def test_advice_for_each_kind_of_result():
     segment = {"urls": 10, "sitemap": "https://x.example/a.xml", "change_rate": None}
-    trusted = {"segments": [{**segment, "verdict": "trusted"}], "recheck_days": 7.0}
-    assert advice(trusted) == [
+    trusted = {"segments": [{**segment, "verdict": "trusted", "recheck_days": 7.0}]}
+    assert advice({**trusted, "recheck_days": 7.0}) == [
         "Schedule crawls on lastmod for: /a.xml.",
-        "Re-verify this site in 7 days (auditor reverify).",
+        "Re-verify this site in 7 days (auditor reverify): the soonest re-check of the table"
+        " (/a.xml).",
     ]
     untrusted = {"segments": [{**segment, "verdict": "untrusted", "change_rate": 0.25}]}
-    assert advice(untrusted) == [
-        "Do not schedule on lastmod for /a.xml: re-fetch their pages every 4 days."
+    assert advice(untrusted) == [  # saved before the plan's figures per segment
+        "Do not schedule on lastmod for /a.xml: re-fetch their pages as auditor plan"
+        " schedules them, by their measured change rates."
     ]
+    figures = {"sitemap": segment["sitemap"], "group": None, "urls": 10, "trusted": False}
+    planned = {**untrusted, "savings": {"segments": [{**figures, "fetches_per_day": 2.5}]}}
+    assert advice(planned) == [
+        "Do not schedule on lastmod for /a.xml: re-fetch their pages about every 4 days on"
+        " average (2.5 fetches a day for 10 pages, as auditor plan schedules them)."
+    ]
+    idle = {**untrusted, "savings": {"segments": [{**figures, "fetches_per_day": 0.0}]}}
+    assert advice(idle)[0].endswith("none is due yet at the default budget.")
