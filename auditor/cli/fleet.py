@@ -185,7 +185,7 @@ def run_fleet(
         _connected(args.cluster, security) as client,
         ReportWriter(history, out) as reports,
     ):
-        with _signals():
+        with _signals() as terminated:
             fleet = audit_fleet(
                 found,
                 history,
@@ -201,6 +201,8 @@ def run_fleet(
                     for outcome in fleet:  # saved: it counts as done from now on
                         with _signals_held():
                             _saved(outcome, outcomes, args, reports)
+                        _stop_if_terminated(terminated)
+                    _stop_if_terminated(terminated)
                     reports.drain()
             except KeyboardInterrupt:
                 status = EXIT_SIGINT
@@ -393,18 +395,30 @@ def _signals_held() -> Iterator[None]:
 
 
 @contextmanager
-def _signals() -> Iterator[None]:
+def _signals() -> Iterator[list[int]]:
     """SIGTERM raises :class:`_Terminated` while the fleet runs (SIGINT already raises
-    KeyboardInterrupt); the handler is given back after."""
+    KeyboardInterrupt), and is kept in the list yielded: raised inside a finalizer (a
+    Dask future let go), the exception is printed and dropped by Python, so the fleet's
+    loop checks the list too (:func:`_stop_if_terminated`). The handler is given back
+    after."""
+    got: list[int] = []
 
-    def terminate(_signum: int, _frame: FrameType | None) -> None:
+    def terminate(signum: int, _frame: FrameType | None) -> None:
+        got.append(signum)
         raise _Terminated
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
-        yield
+        yield got
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_if_terminated(got: list[int]) -> None:
+    """Raise :class:`_Terminated` if a SIGTERM arrived, whether or not its own raise was
+    dropped on the way."""
+    if got:
+        raise _Terminated
 
 
 def _display(total: int, args: argparse.Namespace) -> _Display:

@@ -4,7 +4,7 @@ freshness under the plan against a uniform daily recrawl, and the same per segme
 page. One computation: the audit's ``savings``, the report's advice and its segments
 table all read these figures.
 
-Touches: the database (:func:`site_figures` reads the crawl log).
+Touches: the database.
 """
 
 from __future__ import annotations

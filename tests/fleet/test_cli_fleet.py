@@ -233,3 +233,24 @@ def test_sigterm_mid_fleet_exits_143_and_keeps_the_finished_site(db):
     assert child.returncode == 143, err
     with History.open(db) as history:
         assert [r.site for r in history.runs()] == [done]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the drop
+def test_a_sigterm_whose_raise_a_finalizer_dropped_still_stops_the_fleet():
+    """A SIGTERM handled while a finalizer runs (a Dask future let go) has its exception
+    printed and dropped by Python; the fleet's loop still sees it."""
+    from auditor.cli.fleet import _signals, _stop_if_terminated, _Terminated
+
+    class LetGo:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGTERM)
+
+    with _signals() as got:
+        try:
+            thing = LetGo()
+            del thing  # the handler runs inside __del__, or just after it
+        except _Terminated:
+            pass
+        assert got == [signal.SIGTERM]
+        with pytest.raises(_Terminated):
+            _stop_if_terminated(got)
