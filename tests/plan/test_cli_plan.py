@@ -125,3 +125,20 @@ def test_plan_text_and_csv_and_a_site_not_in_the_history(db_url, capsys, tmp_pat
         assert len(rows) == 6
     assert main(["plan", "https://never-audited.example", "--db", db_url]) == 2
     assert "not in the history" in capsys.readouterr().err
+
+
+def test_a_generation_time_site_with_one_quiet_day_keeps_being_crawled(db_url, capsys):
+    """The issue's Scrapy case: a site whose every copy was seen unchanged after a day
+    (24 one-day intervals, no change) is not left without fetches while they age."""
+    site = SimulatedSite("quiet", {"pages": BEHAVIOURS["generation-time"]}, 24, seed=4)
+    with SiteServer(site) as server:
+        with History.open(db_url) as history:
+            assert audit_site(server.origin, history, OPTIONS).verdict == "untrusted"
+            now = datetime.now(UTC)
+            for days in (3, 2):  # the first crawl, then a quiet day
+                _crawled(history, server.origin, site.pages, now - timedelta(days=days))
+        planned = _plan(capsys, db_url, server.origin, "--budget", "24")
+
+    assert planned, "nothing planned two days after a quiet day"
+    assert len(planned) <= 24
+    assert {f["reason"] for f in planned} <= {"rate", "explore"}
