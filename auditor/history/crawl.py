@@ -36,7 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from auditor.history.backend import Database
-from auditor.history.crawlcounts import ROW_KEY, CrawlCounts
+from auditor.history.crawlcounts import CrawlCounts
 from auditor.history.records import instant, instant_text
 from auditor.history.rows import signed64, unsigned64
 
@@ -298,10 +298,13 @@ def write_fetches(
 #: A pending fetch found again by its row's key (:data:`~auditor.history.crawlcounts.ROW_KEY`),
 #: checked against its site, URL, time and ``pending``: a row moved meanwhile stays pending,
 #: for the next walk.
+#: The key compared as the type it is, so that it finds the row directly (PostgreSQL's
+#: TID scan; ``ctid::text = ?`` would read the whole table for each row).
+_FOUND_BY_KEY = {"sqlite": "rowid = ?", "postgresql": "ctid = ?::tid"}
 _RESOLVE = {
     dialect: "UPDATE crawl_log SET lastmod_advanced = ?, pending = NULL"
-    f" WHERE {key} = ? AND site_id = ? AND loc = ? AND fetched_at = ? AND pending = 1"
-    for dialect, key in ROW_KEY.items()
+    f" WHERE {found} AND site_id = ? AND loc = ? AND fetched_at = ? AND pending = 1"
+    for dialect, found in _FOUND_BY_KEY.items()
 }
 
 
@@ -309,8 +312,9 @@ def save_resolution(
     db: Database, site_id: int, decided: Iterable[tuple[bool | None, Any, str, str]]
 ) -> int:
     """Keep what a walk decided of pending fetches, in one transaction: each row
-    (``lastmod_advanced``, its row key (:data:`ROW_KEY`), its ``loc``, its stored
-    ``fetched_at`` text) no longer pending; how many rows were given."""
+    (``lastmod_advanced``, its row key (:data:`~auditor.history.crawlcounts.ROW_KEY`),
+    its ``loc``, its stored ``fetched_at`` text) no longer pending; how many rows were
+    given."""
     rows = [(None if a is None else int(a), key, site_id, loc, at) for a, key, loc, at in decided]
     if rows:
         with db.write():
