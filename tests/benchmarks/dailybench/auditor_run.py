@@ -31,7 +31,7 @@ from auditor.demo.clock import SimulatedClock
 from auditor.history import History
 from auditor.sampler import SampleOptions
 
-from ..planbench.auditor_policy import AUDIT_EVERY, plan_api
+from ..planbench.auditor_policy import AUDIT_EVERY, http_get, plan_api
 from ..planbench.policies import SEED_CRAWL_AT, Fetches, Prediction, plan_instant, slot_instants
 from ..planbench.world import DAY, World
 from .site import ReplayServer, ReplaySite
@@ -72,14 +72,7 @@ class _Crawler:
         """GET ``url`` at ``s``: its record, its page (None: not a page) and the instant
         it was served at."""
         self.jump(s)
-        status: int | None = None
-        body: bytes | None = None
-        headers: dict[str, str] = {}
-        try:
-            response = self.session.get(url, timeout=30, allow_redirects=False)
-            status, body, headers = response.status_code, response.content, dict(response.headers)
-        except requests.RequestException:
-            pass  # no answer: a record with no status
+        status, body, headers = http_get(self.session, url)
         served, page = s, None
         if status == 200 and self.server.served:
             last = self.server.served[-1]

@@ -16,16 +16,11 @@ Touches: the network (loopback) and the disk (reads the data folder).
 
 from __future__ import annotations
 
-import hashlib
 import html
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler
 
-from auditor.demo.loopback import LoopbackHTTPServer, send
-
-from ..planbench.server import Served
+from ..planbench.server import PlanSiteServer, tagged_xml
 from .snapshots import ReplayPage, Window, snapshot_at
 
 __all__ = ["ReplayServer", "ReplaySite"]
@@ -117,16 +112,11 @@ class ReplaySite:
         return snapshot_at(self.window.instants, s)
 
 
-class ReplayServer(LoopbackHTTPServer):
-    """A :class:`ReplaySite` over HTTP at ``site.host``, on ``clock``."""
+class ReplayServer(PlanSiteServer):
+    """A :class:`ReplaySite` over HTTP at ``site.host``, on ``clock``: the plan bench's
+    server, but the page's path keeps its query (``c.php?g=…&p=…`` names the page)."""
 
-    poll_interval = 0.1
-
-    def __init__(self, site: ReplaySite, clock: Callable[[], datetime]) -> None:
-        self.site = site
-        self.clock = clock
-        self.served: list[Served] = []
-        super().__init__(site.host)
+    site: ReplaySite  # type: ignore[assignment]
 
     def respond(
         self, path: str, etag: str | None = None, agent: str = ""
@@ -136,33 +126,5 @@ class ReplayServer(LoopbackHTTPServer):
         if path == "/robots.txt":
             return 200, "text/plain", self.site.robots_txt(self.origin).encode(), {}
         if path == "/sitemap.xml":
-            body = self.site.sitemap_xml(self.origin, s).encode()
-            tag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-            if etag == tag:
-                return 304, "application/xml", b"", {"ETag": tag}
-            return 200, "application/xml", body, {"ETag": tag}
-        page = self.site.page_html(path, s)
-        if page is None:
-            return 404, "text/plain", b"not found", {}
-        text, version = page
-        self.served.append(Served(path, s, version, agent))
-        return 200, "text/html; charset=utf-8", text.encode(), {}
-
-    def answer(self, handler: BaseHTTPRequestHandler) -> None:
-        """The site's answer to a GET."""
-        asked = handler.headers
-        status, kind, body, headers = self.respond(
-            handler.path, asked.get("If-None-Match"), asked.get("User-Agent", "")
-        )
-        if status == 304:
-            handler.send_response(304)
-            for name, value in headers.items():
-                handler.send_header(name, value)
-            handler.send_header("Content-Length", "0")
-            handler.end_headers()
-            return
-        send(handler, status, body, kind, headers)
-
-    def wall_time(self) -> float:
-        """The site's time, for the ``Date`` header."""
-        return self.clock().timestamp()
+            return tagged_xml(self.site.sitemap_xml(self.origin, s), etag)
+        return self.page(path, s, agent)

@@ -47,7 +47,7 @@ from .policies import SEED_CRAWL_AT, Fetches, Prediction, plan_instant, slot_ins
 from .server import PlanSiteServer, serve_world
 from .world import DAY, World
 
-__all__ = ["AUDIT_EVERY", "AuditRow", "AuditorRun", "plan_api", "run_auditor"]
+__all__ = ["AUDIT_EVERY", "AuditRow", "AuditorRun", "http_get", "plan_api", "run_auditor"]
 
 #: Days between two audits of every site (re-verification).
 AUDIT_EVERY = 7
@@ -102,14 +102,7 @@ class _Crawler:
         self.jump(s)
         parts = urlsplit(url)
         site, server = self.servers.get(parts.hostname or "", (None, None))
-        status: int | None = None
-        body: bytes | None = None
-        headers: dict[str, str] = {}
-        try:
-            response = self.session.get(url, timeout=30, allow_redirects=False)
-            status, body, headers = response.status_code, response.content, dict(response.headers)
-        except requests.RequestException:
-            pass  # no answer: a record with no status
+        status, body, headers = http_get(self.session, url)
         served, page = s, None
         if server is not None and status == 200 and server.served:
             last = server.served[-1]
@@ -247,3 +240,15 @@ def _crawl(
         say(f"auditor: day {day + 1} of {world.days}: {len(items)} planned, {len(queue)} fetched")
     fetches.notes.update(notes)
     return fetches
+
+
+def http_get(
+    session: requests.Session, url: str
+) -> tuple[int | None, bytes | None, dict[str, str]]:
+    """A crawler's GET of ``url``: its status, body and headers (no status, no body when
+    nothing answered)."""
+    try:
+        response = session.get(url, timeout=30, allow_redirects=False)
+    except requests.RequestException:
+        return None, None, {}
+    return response.status_code, response.content, dict(response.headers)

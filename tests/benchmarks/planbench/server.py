@@ -22,7 +22,7 @@ from auditor.demo.loopback import LoopbackHTTPServer, send
 
 from .world import PlanSite, World
 
-__all__ = ["PlanSiteServer", "Served", "serve_world"]
+__all__ = ["PlanSiteServer", "Served", "serve_world", "tagged_xml"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,16 @@ class Served:
     instant: int
     version: int
     agent: str = ""
+
+
+def tagged_xml(xml: str, etag: str | None) -> tuple[int, str, bytes, dict[str, str]]:
+    """A sitemap's answer with an ``ETag`` (a hash of its bytes): 304 to a matching
+    ``If-None-Match``."""
+    body = xml.encode()
+    tag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+    if etag == tag:
+        return 304, "application/xml", b"", {"ETag": tag}
+    return 200, "application/xml", body, {"ETag": tag}
 
 
 class PlanSiteServer(LoopbackHTTPServer):
@@ -64,12 +74,12 @@ class PlanSiteServer(LoopbackHTTPServer):
             if section in site.spec.sections:
                 xml = site.section_xml(section, origin, s)
         if xml is not None:
-            body = xml.encode()
-            tag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-            if etag == tag:
-                return 304, "application/xml", b"", {"ETag": tag}
-            return 200, "application/xml", body, {"ETag": tag}
-        page = site.page_html(path, s)
+            return tagged_xml(xml, etag)
+        return self.page(path, s, agent)
+
+    def page(self, path: str, s: int, agent: str) -> tuple[int, str, bytes, dict[str, str]]:
+        """The answer for the page at ``path`` at site instant ``s``, logged as served."""
+        page = self.site.page_html(path, s)
         if page is None:
             return 404, "text/plain", b"not found", {}
         text, version = page
