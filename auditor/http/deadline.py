@@ -183,14 +183,8 @@ class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
         return super().getresponse()
 
 
-class _WatchedHTTPSConnection(urllib3.connection.HTTPSConnection):
-    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
-        _last_look(self)
-        super().request(method, url, *args, **kwargs)
-
-    def getresponse(self) -> urllib3.response.BaseHTTPResponse:  # type: ignore[override]
-        _attachcurrent_request(self.sock)
-        return super().getresponse()
+class _WatchedHTTPSConnection(_WatchedHTTPConnection, urllib3.connection.HTTPSConnection):
+    """The same last look and deadline, over TLS (the methods above come first)."""
 
 
 class _WatchedHTTPPool(HTTPConnectionPool):

@@ -307,16 +307,22 @@ def index(p: Floats, rate: Floats) -> Floats:
     return found
 
 
+def _undecided(host: _Host, day: float) -> tuple[npt.NDArray[np.intp], Floats]:
+    """The open pages nothing has claimed yet, and their copies' ages ``day`` days from
+    now (0 for none)."""
+    pool = host.open[host.reason[host.open] < 0]
+    return pool, np.nan_to_num(host.copy_age[pool], nan=0.0) + day
+
+
 def _exploration(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
     """The ``n`` open pages to explore ``day`` days from now, marked: those whose lastmod
     moved since their copy first (on a sub-sitemap not trusted yet, the evidence that can
     earn it trust), then those whose rate is not known yet, then any; the oldest copies
     first, none younger than :data:`MIN_EXPLORE_AGE` but the moved ones (a page fetched
     moments ago has nothing to tell yet)."""
-    pool = host.open[host.reason[host.open] < 0]
+    pool, age = _undecided(host, day)
     if not len(pool) or n <= 0:
         return pool[:0]
-    age = np.nan_to_num(host.copy_age[pool], nan=0.0) + day
     moved = host.advanced[pool]
     worth = moved | (age >= MIN_EXPLORE_AGE)
     pool, age, moved = pool[worth], age[worth], moved[worth]
@@ -329,10 +335,10 @@ def _exploration(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
 def _by_index(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
     """The ``n`` open pages of highest index ``day`` days from now (their copies as
     they will be then: aged, or fresh where an earlier round fetched them), marked."""
-    pool = host.open[host.reason[host.open] < 0]
+    pool, age = _undecided(host, day)
     if not len(pool) or n <= 0:
         return pool[:0]
-    rate, age = host.rate[pool], np.nan_to_num(host.copy_age[pool], nan=0.0) + day
+    rate = host.rate[pool]
     p = host.p[pool] if not day else -np.expm1(-rate * age)
     worth = p >= MIN_P_CHANGED
     pool, p, rate = pool[worth], p[worth], rate[worth]
