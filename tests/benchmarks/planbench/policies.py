@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -197,17 +198,25 @@ def allocate(rates: np.ndarray, budget: float) -> tuple[np.ndarray, float]:
 
 
 class Oracle:
-    """Each page's true rate, its visit frequency from :func:`allocate` on its host's
-    budget, visits at even intervals: each slot goes to the page most due (its next due
-    time moves on by its interval), the first dues at a random phase."""
+    """Each page's true rate (or what ``known`` makes of a site's true rates), its visit
+    frequency from :func:`allocate` on its host's budget, visits at even intervals: each
+    slot goes to the page most due (its next due time moves on by its interval), the
+    first dues at a random phase."""
 
-    def __init__(self, world: World, budget: int, seed: int = 0) -> None:
+    def __init__(
+        self,
+        world: World,
+        budget: int,
+        seed: int = 0,
+        known: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
         self.budget = budget
         self.frequencies: list[np.ndarray] = []
         self.due: list[list[tuple[float, int]]] = []
         rng = np.random.default_rng([seed, 0x0AC1E])
         for site in world.sites:
             rates = np.array([p.rate for p in site.pages])
+            rates = rates if known is None else known(rates)
             frequencies, _ = allocate(rates, budget)
             self.frequencies.append(frequencies)
             heap = [
