@@ -393,6 +393,18 @@ class History:
         latest = self.latest_run(site)
         return self.pages(latest.run_id) if latest else []
 
+    def audit_fetches(self, site: str) -> list[tuple[str, datetime, bool | None]]:
+        """Each good fetch of ``site``'s audit samples, every run: its URL, when, and
+        whether its main content changed since the page's previous fetch (None: not
+        compared)."""
+        rows = self._all(
+            "SELECT p.loc, p.fetched_at, p.content_changed FROM pages p"
+            " JOIN runs r ON r.id = p.run_id JOIN sites s ON s.id = r.site_id"
+            " WHERE s.origin = ? AND p.status BETWEEN 200 AND 299 AND p.error IS NULL",
+            (site,),
+        )
+        return [(loc, instant(at), None if c is None else bool(c)) for loc, at, c in rows]
+
     def segment_verdicts(self, run_id: int) -> dict[str, str]:
         """Each segment's verdict in a run, by segment key (a sub-sitemap's URL, or its
         URL and group: :func:`~auditor.dispersion.segments.segment_key`)."""

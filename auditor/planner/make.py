@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from auditor.dispersion.segments import SEPARATOR, Segmenter, segment_key
+from auditor.planner.audits import AuditInterval, audit_intervals, outside_crawl
 from auditor.planner.rates import (
     DEFAULT_RATE,
     MIN_POOL_PAGES,
@@ -249,6 +250,7 @@ def _pages(
             i = at.get(state.loc)
             if i is not None:
                 figures.take(i, state, now)
+    figures.add_audits(audit_intervals(history.audit_fetches(site)), at, now)
     advanced = ~np.isnan(lastmod) & (
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
@@ -322,6 +324,22 @@ class _Figures:
         """Each page's own estimate: undated intervals and dated changes together."""
         undated = cgm_rate(self.intervals, self.changes, self.observed)
         return dated_rate(undated, self.observed, self.dated_changes, self.dated_days)
+
+    def add_audits(
+        self, intervals: Iterable[AuditInterval], at: Mapping[str, int], now: datetime
+    ) -> None:
+        """Count the audits' intervals of the listed pages (``at``: each URL's index)
+        where the crawler did not observe that span already (:mod:`.audits`)."""
+        counted = [
+            (i, interval)
+            for interval in intervals
+            if (i := at.get(interval.loc)) is not None
+            and outside_crawl(interval, now, self.copy_age[i], self.observed[i], self.intervals[i])
+        ]  # all judged against the crawl's own figures before any is added to them
+        for i, interval in counted:
+            self.intervals[i] += 1
+            self.changes[i] += interval.changed
+            self.observed[i] += (interval.end - interval.start).total_seconds() / 86_400
 
     def looks(self) -> np.ndarray[Any, Any]:
         """How many observations each page's rate stands on: its undated intervals, its
