@@ -14,7 +14,12 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
 from auditor.history import History
-from auditor.planner.schedule import EXPLORE_SHARE, VERIFY_DAILY_SHARE, VERIFY_SHARE
+from auditor.planner.schedule import (
+    EXPLORE_SHARE,
+    MIN_P_CHANGED,
+    VERIFY_DAILY_SHARE,
+    VERIFY_SHARE,
+)
 from tests.crawl.sites import OPTIONS
 
 
@@ -142,3 +147,27 @@ def test_a_generation_time_site_with_one_quiet_day_keeps_being_crawled(db_url, c
     assert planned, "nothing planned two days after a quiet day"
     assert len(planned) <= 24
     assert {f["reason"] for f in planned} <= {"rate", "explore"}
+
+
+def test_pages_just_fetched_are_not_planned_again_at_no_chance_of_change(db_url, capsys):
+    """The issue's first look: right after a crawl of every page was recorded, the plan
+    listed half of them again at p_changed 0.0. Pages fetched moments ago have nothing
+    to tell; the plan goes to the others, each with a chance of change worth a fetch."""
+    site = SimulatedSite("just", {"pages": BEHAVIOURS["no-lastmod"]}, 40, seed=5)
+    with SiteServer(site) as server:
+        with History.open(db_url) as history:
+            audit_site(server.origin, history, OPTIONS)
+            now = datetime.now(UTC)
+            paths = sorted(site.pages)
+            _crawled(history, server.origin, paths, now - timedelta(days=9))
+            _crawled(history, server.origin, paths[:30], now - timedelta(minutes=2))
+        planned = _plan(capsys, db_url, server.origin, "--budget", "80")
+        with History.open(db_url) as history:  # then every page again, moments ago
+            _crawled(history, server.origin, paths[30:], now - timedelta(minutes=1))
+        again = _plan(capsys, db_url, server.origin, "--budget", "80")
+
+    just = {server.origin + p for p in paths[:30]}
+    assert planned, "nothing planned for the 10 pages whose copies are 9 days old"
+    assert [f["url"] for f in planned if f["url"] in just] == []
+    assert all(f["p_changed"] >= MIN_P_CHANGED for f in planned if f["reason"] == "rate")
+    assert again == [], [(f["reason"], f["p_changed"]) for f in again]
