@@ -138,9 +138,15 @@ def _refetch(latest: dict[str, Any], others: list[dict[str, Any]]) -> str:
     every = max(1, round(urls / fetches))
     period = "every day" if every == 1 else f"every {every} days"
     return (
-        f"about {period} on average ({fetches:,.1f} fetches a day for {urls:,} pages,"
+        f"about {period} on average ({_fetches(fetches)} a day for {urls:,} pages,"
         " as auditor plan schedules them)"
     )
+
+
+def _fetches(count: float) -> str:
+    """``count`` fetches in words: whole numbers without a decimal, one in the singular."""
+    shown = f"{count:,.0f}" if round(count, 1) == round(count) else f"{count:,.1f}"
+    return f"{shown} fetch" if shown == "1" else f"{shown} fetches"
 
 
 def _reverify(latest: dict[str, Any]) -> str:

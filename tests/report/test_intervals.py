@@ -20,7 +20,7 @@ from auditor.sampler import SampleOptions
 WEEK = timedelta(days=7)
 _REFETCH = re.compile(
     r"re-fetch (?:their pages|the others) about every (?:day|(\d+) days) on average "
-    r"\(([\d,.]+) fetches a day for ([\d,]+) pages, as auditor plan schedules them\)"
+    r"\(([\d,.]+) fetch(?:es)? a day for ([\d,]+) pages, as auditor plan schedules them\)"
 )
 
 
@@ -107,3 +107,21 @@ def test_re_verify_days_are_the_tables(reported):
              if re.match(r"\d+", r["re-check (days)"])]  # fmt: skip
     assert shown, rows
     assert int(found.group(1)) == min(shown) == round(latest["recheck_days"])
+
+
+@pytest.mark.parametrize(
+    ("fetches", "said"),
+    [
+        (120.0, "120 fetches a day"),
+        (2.5, "2.5 fetches a day"),
+        (1.0, "1 fetch a day"),
+        (1200.0, "1,200 fetches a day"),
+    ],
+)
+def test_the_advice_says_whole_fetches_without_a_decimal(fetches, said):
+    from auditor.report.site import _refetch
+
+    segment = {"sitemap": "https://s.example/sitemap.xml", "group": None}
+    figures = {**segment, "urls": 120, "fetches_per_day": fetches, "interval_days": 1.0}
+    advice = _refetch({"savings": {"segments": [figures]}}, [segment])
+    assert f"({said} for 120 pages," in advice
