@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor import __version__
 from auditor.cli.args import (
@@ -37,6 +38,9 @@ from auditor.logs import level_for, logging_to
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_walk_jsonl
+
+if TYPE_CHECKING:
+    from auditor.walker.inventory import Inventory
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -151,9 +155,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         max_files=args.max_files,
     )
     previous = read_entries_file(args.previous) if args.previous else None
+    target = classify_target(args.target)
     progress = progress_for(args)
     try:
-        found = inspect_target(args.target, options, previous=previous, on_progress=progress.walk)
+        found = inspect_target(target, options, previous=previous, on_progress=progress.walk)
     finally:
         progress.clear()
     inventory = found.inventory
@@ -170,9 +175,18 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             print(line)
         print(inspect_summary(found.dispersion, len(inventory.files), len(inventory.problems)))
     if not inventory.readable:
-        print("auditor: no sitemap could be read", file=sys.stderr)
+        print(f"auditor: {_why_unread(inventory, target.site)}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _why_unread(walked: Inventory | Walk, site: str | None) -> str:
+    """Why a walk of ``site`` (None: a local file) read no sitemap: the target never
+    reached (in plain words), or no sitemap readable on a site that answered."""
+    from auditor.walker.reach import unreached
+
+    cause = unreached(walked.robots, walked.files, walked.problems) if site else None
+    return f"could not reach {site}: {cause}" if cause else "no sitemap could be read"
 
 
 def _write_problems(walk: Walk, path: str) -> None:
@@ -188,7 +202,7 @@ def _summary(walk: Walk, *, quiet: bool) -> None:
     """The walk's one line on stderr (under -q, only its failure)."""
     if quiet:
         if not walk.readable:
-            print("auditor: no sitemap could be read", file=sys.stderr)
+            print(f"auditor: {_why_unread(walk, walk.site)}", file=sys.stderr)
         return
     readable = sum(f.readable for f in walk.files)
     line = (
@@ -196,7 +210,7 @@ def _summary(walk: Walk, *, quiet: bool) -> None:
         f"{len(walk.problems):,} problems"
     )
     if not walk.readable:
-        line += " (no sitemap could be read)"
+        line += f" ({_why_unread(walk, walk.site)})"
     print(line, file=sys.stderr)
 
 

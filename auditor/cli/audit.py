@@ -30,7 +30,7 @@ from auditor.cli.args import (
     progress_for,
 )
 from auditor.cli.fleet import add_fleet_options, is_fleet, run_fleet, sites_of
-from auditor.errors import UsageError
+from auditor.errors import Unreachable, UsageError
 from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
 from auditor.sampler.defaults import DEFAULT_SAMPLE
@@ -235,12 +235,27 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     progress = progress_for(args)
     with History.open(args.db) as history:
         options = with_proxy(_options(args), found.proxy_of(0))
-        result = audit_site(found.targets[0], history, options, on_progress=progress)
-        progress.clear()
+        try:
+            result = audit_site(found.targets[0], history, options, on_progress=progress)
+        except Unreachable as exc:  # nothing saved: not a finding about the site
+            return _unreached(exc, args.json)
+        finally:
+            progress.clear()
         path = write_report(history, result.site, Path(args.out))
     result = replace(result, report=str(path))
     _print_result(result, args.json)
     return EXIT_OK if result.inventory.get("sitemaps", 0) else EXIT_FAILED
+
+
+def _unreached(exc: Unreachable, as_json: bool) -> int:
+    """A site never reached: its cause on stderr (with --json, its failure record on
+    stdout, as a fleet's line); the command failed."""
+    from auditor.fleet.outcome import SiteFailure
+
+    if as_json:
+        print(json.dumps(SiteFailure(exc.site, "unreachable", exc.cause).to_dict()))
+    sys.stderr.write(f"auditor: {exc}\n")
+    return EXIT_FAILED
 
 
 def _cmd_reverify(args: argparse.Namespace) -> int:
@@ -257,21 +272,27 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
         due = crawl_list([*due_now, *history.never_audited()])  # a first fleet cut short
         if is_fleet(args, len(due)):
             return run_fleet(args, due, _options(args), history)
+        failed = 0
         for site in due.sites:
             progress(f"re-verifying {site}")
-            result = audit_site(site, history, _options(args), on_progress=progress)
+            try:
+                result = audit_site(site, history, _options(args), on_progress=progress)
+            except Unreachable as exc:  # still due: the next reverify tries it again
+                progress.clear()
+                failed += _unreached(exc, args.json)
+                continue
             path = write_report(history, result.site, Path(args.out))
             results.append(replace(result, report=str(path)))
         progress.clear()
     if args.json:
         for result in results:
             print(json.dumps(result.to_dict(), ensure_ascii=False))
-    elif not results:
+    elif not results and not failed:
         print("auditor: no site is due for re-verification")
     else:
         for result in results:
             print(audit_summary(result))
-    return EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
