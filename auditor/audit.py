@@ -28,6 +28,7 @@ from auditor.planner.robots import stored_robots
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.sampler.children import ChildDates
 from auditor.sampler.moved import with_moved
+from auditor.schemes import no_tls_hint
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
 from auditor.scorer.doubt import wanted_pages
@@ -229,7 +230,7 @@ def run_audit(
     )
     cause = unreached(found.robots, found.files, found.problems)
     if cause is not None:  # nothing answered: no finding about the site to score or save
-        raise Unreachable(site, cause)
+        raise Unreachable(site, no_tls_hint(site, cause))
     inventory = _shifted(found, shift)
     inputs = _score_inputs(previous, site, started, inventory)
     entries = _with_segments(inventory.entries, inputs.dispersion.segmenter)

@@ -40,6 +40,7 @@ from auditor.walker import WalkOptions
 if TYPE_CHECKING:
     from auditor.audit import AuditOptions
     from auditor.demo import DemoRow
+    from auditor.fleet import CrawlList
     from auditor.fleet.reports import DrawnReport
     from auditor.history import History
     from auditor.scorer.result import AuditResult
@@ -232,11 +233,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if is_fleet(args, len(found)):
         with History.open(args.db, reconnect=args.db_reconnect) as history:
             return run_fleet(args, found, _options(args), history)
+    options = with_proxy(_options(args), found.proxy_of(0))
+    target = _settled(found, options)
     progress = progress_for(args)
     with History.open(args.db) as history:
-        options = with_proxy(_options(args), found.proxy_of(0))
         try:
-            result = audit_site(found.targets[0], history, options, on_progress=progress)
+            result = audit_site(target, history, options, on_progress=progress)
         except Unreachable as exc:  # nothing saved: not a finding about the site
             return _unreached(exc, args.json)
         finally:
@@ -245,6 +247,21 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     result = replace(result, report=str(path))
     _print_result(result, args.json)
     return EXIT_OK if result.inventory.get("sitemaps", 0) else EXIT_FAILED
+
+
+def _settled(found: CrawlList, options: AuditOptions) -> str:
+    """The one site's target: https, or http where a bare name's server speaks no TLS
+    (:mod:`auditor.schemes`)."""
+    from auditor.schemes import settled
+    from auditor.walker.discovery import classify_target
+
+    target = classify_target(found.targets[0])
+    bare = replace(target, scheme_given=found.sites[0] not in found.bare)
+
+    def say(message: str) -> None:
+        sys.stderr.write(f"auditor: {message}\n")
+
+    return settled(bare, options.walk.http, say).value
 
 
 def _unreached(exc: Unreachable, as_json: bool) -> int:
@@ -296,14 +313,14 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from auditor.audit import site_of
     from auditor.history import History
     from auditor.report import refresh_fleet_index, write_report
+    from auditor.schemes import site_in_history
 
     if args.all == bool(args.site):
         raise UsageError("give SITE arguments or --all, not both")
-    sites = [site_of(text)[0] for text in args.site]
     with History.open(args.db) as history:
+        sites = [site_in_history(text, history) for text in args.site]
         if len(sites) == 1:
             print(write_report(history, sites[0], Path(args.out)))
             return EXIT_OK
@@ -372,13 +389,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _site_named(text: str) -> str:
-    """The site origin ``text`` names (every spelling of a host as one), or ``text``."""
-    from auditor.audit import site_of
+def _site_named(text: str, history: History) -> str:
+    """The site origin ``text`` names in ``history`` (every spelling of a host as one, a
+    bare name as :mod:`auditor.schemes` says), or ``text``."""
     from auditor.errors import UsageError
+    from auditor.schemes import site_in_history
 
     try:
-        return site_of(text)[0]
+        return site_in_history(text, history)
     except UsageError:
         return text
 
@@ -387,7 +405,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
     from auditor.history import History
 
     with History.open(args.db) as history:
-        runs = history.runs(_site_named(args.site) if args.site else None)
+        runs = history.runs(_site_named(args.site, history) if args.site else None)
         if args.site and not runs:  # an origin stored as written before host names were one
             runs = history.runs(args.site)
         fed = history.run_crawl_batches(runs[0].site if args.site and runs else None)
@@ -435,12 +453,12 @@ def _history_table(rows: list[dict[str, Any]], taken: set[int]) -> str:
 
 
 def _cmd_changed(args: argparse.Namespace) -> int:
-    from auditor.audit import site_of
     from auditor.changed import recrawl_list
     from auditor.history import History
+    from auditor.schemes import site_in_history
 
-    site, _ = site_of(args.site)
     with History.open(args.db) as history:
+        site = site_in_history(args.site, history)
         items = recrawl_list(history, site, args.since)
         out = sys.stdout
         for item in items:
