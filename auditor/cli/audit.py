@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.args import (
     EXIT_FAILED,
@@ -30,6 +30,7 @@ from auditor.cli.args import (
     progress_for,
 )
 from auditor.cli.fleet import add_fleet_options, is_fleet, run_fleet, sites_of
+from auditor.cli.history import cmd_changed, cmd_history
 from auditor.errors import Unreachable, UsageError
 from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
@@ -183,7 +184,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     history.add_argument("site", nargs="?", metavar="SITE", help="only this site")
     history.add_argument("--json", action="store_true", help="print the runs as JSON")
     add_db_option(history)
-    history.set_defaults(handler=_cmd_history)
+    history.set_defaults(handler=cmd_history)
 
     changed = commands.add_parser(
         "changed",
@@ -195,7 +196,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     changed.add_argument("--since", type=_since, required=True, metavar="ISO")
     changed.add_argument("--format", choices=("text", "jsonl"), default="text")
     add_db_option(changed)
-    changed.set_defaults(handler=_cmd_changed)
+    changed.set_defaults(handler=cmd_changed)
 
 
 def _options(args: argparse.Namespace) -> AuditOptions:
@@ -221,6 +222,8 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
         print(audit_summary(result))
+        if result.report:
+            print(f"  report: {result.report}")
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -280,7 +283,6 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
     from auditor.fleet import crawl_list
     from auditor.history import History
     from auditor.report import write_report
-    from auditor.terminal import audit_summary
 
     results = []
     progress = progress_for(args)
@@ -308,7 +310,7 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
         print("auditor: no site is due for re-verification")
     else:
         for result in results:
-            print(audit_summary(result))
+            _print_result(result, as_json=False)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -386,84 +388,4 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(render_table(headers, table, right=set()))
     print(f"\n{len(rows)} sites audited twice in {time.monotonic() - started:.0f} s.")
     print(f"Open the fleet index: {index}")
-    return EXIT_OK
-
-
-def _site_named(text: str, history: History) -> str:
-    """The site origin ``text`` names in ``history`` (every spelling of a host as one, a
-    bare name as :mod:`auditor.schemes` says), or ``text``."""
-    from auditor.errors import UsageError
-    from auditor.schemes import site_in_history
-
-    try:
-        return site_in_history(text, history)
-    except UsageError:
-        return text
-
-
-def _cmd_history(args: argparse.Namespace) -> int:
-    from auditor.history import History
-
-    with History.open(args.db) as history:
-        runs = history.runs(_site_named(args.site, history) if args.site else None)
-        if args.site and not runs:  # an origin stored as written before host names were one
-            runs = history.runs(args.site)
-        fed = history.run_crawl_batches(runs[0].site if args.site and runs else None)
-        taken = {b.id for b in history.crawl_batches(set().union(*fed.values(), ()))
-                 if b.taken_back_at is not None}  # fmt: skip
-    rows = [
-        {
-            "run_id": r.run_id,
-            "site": r.site,
-            "started_at": r.started_at.isoformat(),
-            "finished_at": r.finished_at.isoformat(),
-            "verdict": r.verdict,
-            "crawl_batches": list(fed.get(r.run_id, ())),
-            "crawl_batches_taken_back": [b for b in fed.get(r.run_id, ()) if b in taken],
-        }
-        for r in runs
-    ]
-    if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
-    elif not rows:
-        print("auditor: no audit in the history yet")
-    else:
-        print(_history_table(rows, taken))
-    return EXIT_OK
-
-
-def _history_table(rows: list[dict[str, Any]], taken: set[int]) -> str:
-    """The runs as a text table; the crawl batches each weighed, those taken back since
-    marked."""
-    from auditor.terminal import render_table
-
-    headers = ("run", "site", "started", "verdict", "crawl batches")
-    table = [
-        [
-            str(r["run_id"]),
-            str(r["site"]),
-            str(r["started_at"])[:19].replace("T", " "),
-            str(r["verdict"]),
-            ", ".join(f"{b} (taken back)" if b in taken else str(b) for b in r["crawl_batches"])
-            or "-",
-        ]
-        for r in rows
-    ]
-    return render_table(headers, table, right={0})
-
-
-def _cmd_changed(args: argparse.Namespace) -> int:
-    from auditor.changed import recrawl_list
-    from auditor.history import History
-    from auditor.schemes import site_in_history
-
-    with History.open(args.db) as history:
-        site = site_in_history(args.site, history)
-        items = recrawl_list(history, site, args.since)
-        out = sys.stdout
-        for item in items:
-            if args.format == "jsonl":
-                out.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
-            else:
-                out.write(item.loc + "\n")
     return EXIT_OK

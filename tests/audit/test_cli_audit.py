@@ -80,6 +80,8 @@ def test_audit_text_summary_names_the_verdict_and_what_to_do(db, capsys):
     assert f"{server.origin}: UNTRUSTED: lastmod cannot be trusted" in out
     assert "- generation-time [/sitemap.xml]:" in out
     assert "re-verify in" in out
+    report = out.rsplit("report: ", 1)[1].split()[0]  # where its report went
+    assert Path(report).is_file() and server.origin in Path(report).read_text(encoding="utf-8")
 
 
 def test_reverify_audits_only_the_sites_that_are_due(db, capsys):
