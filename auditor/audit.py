@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING
 
 from auditor.dispersion import analyse
 from auditor.dispersion.segments import SEPARATOR, Segmenter
-from auditor.errors import UsageError
+from auditor.errors import Unreachable, UsageError
 from auditor.evidence import PageEvidence, mark_shared_date_modified
 from auditor.models import SitemapFile
 from auditor.planner.robots import stored_robots
 from auditor.sampler import SampledPage, SampleOptions, SampleRun, sample_site
 from auditor.sampler.children import ChildDates
 from auditor.sampler.moved import with_moved
+from auditor.schemes import no_tls_hint
 from auditor.scorer import PastRun, ScoreInputs, sampling_status, score
 from auditor.scorer.changes import compare_pages
 from auditor.scorer.doubt import wanted_pages
@@ -36,6 +37,7 @@ from auditor.scorer.window import WINDOW_DAYS, WINDOW_RUNS
 from auditor.walker import WalkOptions
 from auditor.walker.discovery import Target, classify_target
 from auditor.walker.inventory import Inventory, load_inventory
+from auditor.walker.reach import unreached
 from auditor.walker.reuse import PreviousRun
 
 if TYPE_CHECKING:
@@ -207,6 +209,7 @@ def run_audit(
     clients: Clients | None = None,
 ) -> AuditBundle:
     """Audit one site without touching the history: walk, analyse, sample, score.
+    Raises :class:`~auditor.errors.Unreachable` when nothing of the site answered.
 
     ``previous`` is what the history knew (:func:`previous_of`); the returned bundle is
     everything :func:`save_audit` needs, and can be pickled (a fleet's workers run this
@@ -225,6 +228,9 @@ def run_audit(
     found = load_inventory(
         walk_target, options.walk, client=clients.walk, previous=previous.sitemaps()
     )
+    cause = unreached(found.robots, found.files, found.problems)
+    if cause is not None:  # nothing answered: no finding about the site to score or save
+        raise Unreachable(site, no_tls_hint(site, cause))
     inventory = _shifted(found, shift)
     inputs = _score_inputs(previous, site, started, inventory)
     entries = _with_segments(inventory.entries, inputs.dispersion.segmenter)

@@ -6,6 +6,7 @@ Exceptions are for what stops a whole command::
     AuditorError
     ├── UsageError            a target or option that cannot be used
     ├── NothingReadable       no sitemap at all could be read for the target
+    ├── Unreachable           nothing of the target answered (refused, no name, no TLS, ...)
     ├── HistoryError          the history database cannot be used (damaged, newer, busy)
     │   └── HistoryLost       the connection to it was lost (PostgreSQL restarted, cut off)
     └── FleetStopped          a fleet cannot go on (its Dask scheduler was lost)
@@ -26,6 +27,20 @@ class UsageError(AuditorError):
 
 class NothingReadable(AuditorError):
     """Not one sitemap could be read for the target."""
+
+
+class Unreachable(AuditorError):
+    """A target never reached: no request of its walk got an HTTP response (the
+    connection refused, the name not resolved, the TLS handshake failed, no answer in
+    time). Not a finding about the site: nothing of it is saved."""
+
+    def __init__(self, site: str, cause: str) -> None:
+        super().__init__(site, cause)
+        self.site = site
+        self.cause = cause  # in plain words: "connection refused", "name not resolved"
+
+    def __str__(self) -> str:
+        return f"could not reach {self.site}: {self.cause}"
 
 
 class HistoryError(AuditorError):

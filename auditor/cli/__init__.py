@@ -16,8 +16,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor import __version__
 from auditor.cli.args import (
@@ -34,9 +35,13 @@ from auditor.cli.args import (
 from auditor.errors import AuditorError, UsageError
 from auditor.http import PAGE_ACCEPT, HttpClient
 from auditor.logs import level_for, logging_to
+from auditor.schemes import settled
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_walk_jsonl
+
+if TYPE_CHECKING:
+    from auditor.walker.inventory import Inventory
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -118,8 +123,9 @@ def _cmd_walk(args: argparse.Namespace) -> int:
         http=http_options(args),
         max_files=args.max_files,
     )
+    target = settled(classify_target(args.target), options.http, _say(args))
     progress = progress_for(args)
-    walk = Walk(args.target, options, on_progress=progress.walk)
+    walk = Walk(target, options, on_progress=progress.walk)
     out = sys.stdout
     try:
         if args.format == "csv":
@@ -151,9 +157,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         max_files=args.max_files,
     )
     previous = read_entries_file(args.previous) if args.previous else None
+    target = settled(classify_target(args.target), options.http, _say(args))
     progress = progress_for(args)
     try:
-        found = inspect_target(args.target, options, previous=previous, on_progress=progress.walk)
+        found = inspect_target(target, options, previous=previous, on_progress=progress.walk)
     finally:
         progress.clear()
     inventory = found.inventory
@@ -170,9 +177,31 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             print(line)
         print(inspect_summary(found.dispersion, len(inventory.files), len(inventory.problems)))
     if not inventory.readable:
-        print("auditor: no sitemap could be read", file=sys.stderr)
+        print(f"auditor: {_why_unread(inventory, target.site)}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _say(args: argparse.Namespace) -> Callable[[str], None]:
+    """A notice on stderr (``auditor: ...``), unless -q."""
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"auditor: {message}", file=sys.stderr)
+
+    return say
+
+
+def _why_unread(walked: Inventory | Walk, site: str | None) -> str:
+    """Why a walk of ``site`` (None: a local file) read no sitemap: the target never
+    reached (in plain words), or no sitemap readable on a site that answered."""
+    from auditor.schemes import no_tls_hint
+    from auditor.walker.reach import unreached
+
+    cause = unreached(walked.robots, walked.files, walked.problems) if site else None
+    if not site or not cause:
+        return "no sitemap could be read"
+    return f"could not reach {site}: {no_tls_hint(site, cause)}"
 
 
 def _write_problems(walk: Walk, path: str) -> None:
@@ -188,7 +217,7 @@ def _summary(walk: Walk, *, quiet: bool) -> None:
     """The walk's one line on stderr (under -q, only its failure)."""
     if quiet:
         if not walk.readable:
-            print("auditor: no sitemap could be read", file=sys.stderr)
+            print(f"auditor: {_why_unread(walk, walk.site)}", file=sys.stderr)
         return
     readable = sum(f.readable for f in walk.files)
     line = (
@@ -196,7 +225,7 @@ def _summary(walk: Walk, *, quiet: bool) -> None:
         f"{len(walk.problems):,} problems"
     )
     if not walk.readable:
-        line += " (no sitemap could be read)"
+        line += f" ({_why_unread(walk, walk.site)})"
     print(line, file=sys.stderr)
 
 
@@ -225,8 +254,9 @@ def _cmd_page(args: argparse.Namespace) -> int:
     if target.kind == "file":
         evidence = read_page_file(Path(target.value), rdfa=args.rdfa)
     else:
-        url = target.value if target.kind == "url" else target.value + "/"
         options = http_options(args, accept=PAGE_ACCEPT)
+        target = settled(target, options, _say(args))
+        url = target.value if target.kind == "url" else target.value + "/"
         with HttpClient(options) as client:
             evidence = evidence_of(download_page(client, url), rdfa=args.rdfa)
     if args.json:

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from auditor.cli.args import (
     EXIT_FAILED,
@@ -30,7 +30,8 @@ from auditor.cli.args import (
     progress_for,
 )
 from auditor.cli.fleet import add_fleet_options, is_fleet, run_fleet, sites_of
-from auditor.errors import UsageError
+from auditor.cli.history import cmd_changed, cmd_history
+from auditor.errors import Unreachable, UsageError
 from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
 from auditor.sampler.defaults import DEFAULT_SAMPLE
@@ -40,6 +41,7 @@ from auditor.walker import WalkOptions
 if TYPE_CHECKING:
     from auditor.audit import AuditOptions
     from auditor.demo import DemoRow
+    from auditor.fleet import CrawlList
     from auditor.fleet.reports import DrawnReport
     from auditor.history import History
     from auditor.scorer.result import AuditResult
@@ -182,7 +184,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     history.add_argument("site", nargs="?", metavar="SITE", help="only this site")
     history.add_argument("--json", action="store_true", help="print the runs as JSON")
     add_db_option(history)
-    history.set_defaults(handler=_cmd_history)
+    history.set_defaults(handler=cmd_history)
 
     changed = commands.add_parser(
         "changed",
@@ -194,7 +196,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     changed.add_argument("--since", type=_since, required=True, metavar="ISO")
     changed.add_argument("--format", choices=("text", "jsonl"), default="text")
     add_db_option(changed)
-    changed.set_defaults(handler=_cmd_changed)
+    changed.set_defaults(handler=cmd_changed)
 
 
 def _options(args: argparse.Namespace) -> AuditOptions:
@@ -220,6 +222,8 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
         print(audit_summary(result))
+        if result.report:
+            print(f"  report: {result.report}")
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -232,15 +236,46 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if is_fleet(args, len(found)):
         with History.open(args.db, reconnect=args.db_reconnect) as history:
             return run_fleet(args, found, _options(args), history)
+    options = with_proxy(_options(args), found.proxy_of(0))
+    target = _settled(found, options)
     progress = progress_for(args)
     with History.open(args.db) as history:
-        options = with_proxy(_options(args), found.proxy_of(0))
-        result = audit_site(found.targets[0], history, options, on_progress=progress)
-        progress.clear()
+        try:
+            result = audit_site(target, history, options, on_progress=progress)
+        except Unreachable as exc:  # nothing saved: not a finding about the site
+            return _unreached(exc, args.json)
+        finally:
+            progress.clear()
         path = write_report(history, result.site, Path(args.out))
     result = replace(result, report=str(path))
     _print_result(result, args.json)
     return EXIT_OK if result.inventory.get("sitemaps", 0) else EXIT_FAILED
+
+
+def _settled(found: CrawlList, options: AuditOptions) -> str:
+    """The one site's target: https, or http where a bare name's server speaks no TLS
+    (:mod:`auditor.schemes`)."""
+    from auditor.schemes import settled
+    from auditor.walker.discovery import classify_target
+
+    target = classify_target(found.targets[0])
+    bare = replace(target, scheme_given=found.sites[0] not in found.bare)
+
+    def say(message: str) -> None:
+        sys.stderr.write(f"auditor: {message}\n")
+
+    return settled(bare, options.walk.http, say).value
+
+
+def _unreached(exc: Unreachable, as_json: bool) -> int:
+    """A site never reached: its cause on stderr (with --json, its failure record on
+    stdout, as a fleet's line); the command failed."""
+    from auditor.fleet.outcome import SiteFailure
+
+    if as_json:
+        print(json.dumps(SiteFailure(exc.site, "unreachable", exc.cause).to_dict()))
+    sys.stderr.write(f"auditor: {exc}\n")
+    return EXIT_FAILED
 
 
 def _cmd_reverify(args: argparse.Namespace) -> int:
@@ -248,7 +283,6 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
     from auditor.fleet import crawl_list
     from auditor.history import History
     from auditor.report import write_report
-    from auditor.terminal import audit_summary
 
     results = []
     progress = progress_for(args)
@@ -257,32 +291,38 @@ def _cmd_reverify(args: argparse.Namespace) -> int:
         due = crawl_list([*due_now, *history.never_audited()])  # a first fleet cut short
         if is_fleet(args, len(due)):
             return run_fleet(args, due, _options(args), history)
+        failed = 0
         for site in due.sites:
             progress(f"re-verifying {site}")
-            result = audit_site(site, history, _options(args), on_progress=progress)
+            try:
+                result = audit_site(site, history, _options(args), on_progress=progress)
+            except Unreachable as exc:  # still due: the next reverify tries it again
+                progress.clear()
+                failed += _unreached(exc, args.json)
+                continue
             path = write_report(history, result.site, Path(args.out))
             results.append(replace(result, report=str(path)))
         progress.clear()
     if args.json:
         for result in results:
             print(json.dumps(result.to_dict(), ensure_ascii=False))
-    elif not results:
+    elif not results and not failed:
         print("auditor: no site is due for re-verification")
     else:
         for result in results:
-            print(audit_summary(result))
-    return EXIT_OK
+            _print_result(result, as_json=False)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from auditor.audit import site_of
     from auditor.history import History
     from auditor.report import refresh_fleet_index, write_report
+    from auditor.schemes import site_in_history
 
     if args.all == bool(args.site):
         raise UsageError("give SITE arguments or --all, not both")
-    sites = [site_of(text)[0] for text in args.site]
     with History.open(args.db) as history:
+        sites = [site_in_history(text, history) for text in args.site]
         if len(sites) == 1:
             print(write_report(history, sites[0], Path(args.out)))
             return EXIT_OK
@@ -348,83 +388,4 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(render_table(headers, table, right=set()))
     print(f"\n{len(rows)} sites audited twice in {time.monotonic() - started:.0f} s.")
     print(f"Open the fleet index: {index}")
-    return EXIT_OK
-
-
-def _site_named(text: str) -> str:
-    """The site origin ``text`` names (every spelling of a host as one), or ``text``."""
-    from auditor.audit import site_of
-    from auditor.errors import UsageError
-
-    try:
-        return site_of(text)[0]
-    except UsageError:
-        return text
-
-
-def _cmd_history(args: argparse.Namespace) -> int:
-    from auditor.history import History
-
-    with History.open(args.db) as history:
-        runs = history.runs(_site_named(args.site) if args.site else None)
-        if args.site and not runs:  # an origin stored as written before host names were one
-            runs = history.runs(args.site)
-        fed = history.run_crawl_batches(runs[0].site if args.site and runs else None)
-        taken = {b.id for b in history.crawl_batches(set().union(*fed.values(), ()))
-                 if b.taken_back_at is not None}  # fmt: skip
-    rows = [
-        {
-            "run_id": r.run_id,
-            "site": r.site,
-            "started_at": r.started_at.isoformat(),
-            "finished_at": r.finished_at.isoformat(),
-            "verdict": r.verdict,
-            "crawl_batches": list(fed.get(r.run_id, ())),
-            "crawl_batches_taken_back": [b for b in fed.get(r.run_id, ()) if b in taken],
-        }
-        for r in runs
-    ]
-    if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
-    elif not rows:
-        print("auditor: no audit in the history yet")
-    else:
-        print(_history_table(rows, taken))
-    return EXIT_OK
-
-
-def _history_table(rows: list[dict[str, Any]], taken: set[int]) -> str:
-    """The runs as a text table; the crawl batches each weighed, those taken back since
-    marked."""
-    from auditor.terminal import render_table
-
-    headers = ("run", "site", "started", "verdict", "crawl batches")
-    table = [
-        [
-            str(r["run_id"]),
-            str(r["site"]),
-            str(r["started_at"])[:19].replace("T", " "),
-            str(r["verdict"]),
-            ", ".join(f"{b} (taken back)" if b in taken else str(b) for b in r["crawl_batches"])
-            or "-",
-        ]
-        for r in rows
-    ]
-    return render_table(headers, table, right={0})
-
-
-def _cmd_changed(args: argparse.Namespace) -> int:
-    from auditor.audit import site_of
-    from auditor.changed import recrawl_list
-    from auditor.history import History
-
-    site, _ = site_of(args.site)
-    with History.open(args.db) as history:
-        items = recrawl_list(history, site, args.since)
-        out = sys.stdout
-        for item in items:
-            if args.format == "jsonl":
-                out.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
-            else:
-                out.write(item.loc + "\n")
     return EXIT_OK

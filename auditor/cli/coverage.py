@@ -63,11 +63,11 @@ def add_coverage_command(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
-    from auditor.fleet.sites import crawl_list
     from auditor.history import History
+    from auditor.schemes import site_in_history
 
-    (site,) = crawl_list([args.site], []).sites
     with History.open(args.db) as history:
+        site = site_in_history(args.site, history)
         if history.site_id(site) is None:
             raise UsageError(f"not in the history (audit it first): {site}")
         result = _check(history, site, args)

@@ -127,8 +127,8 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, crawl_list: bool = Tru
         choices=REPORT_POLICIES,
         default=REPORT_POLICIES[0],
         help="in a fleet, the site reports drawn as sites finish: those whose verdict "
-        "changed since their previous run (default), all, or none; the fleet index links "
-        "every site, and `auditor report --all` draws the rest",
+        "changed since their previous run, a first audit's included (default), all, or "
+        "none; the fleet index links every site, and `auditor report --all` draws the rest",
     )
     parser.add_argument(
         "--db-reconnect",
@@ -278,12 +278,12 @@ def _saved(
 def wants_report(result: AuditResult, policy: str) -> bool:
     """Whether a fleet draws ``result``'s report under ``--reports policy``: ``all``,
     ``none``, or ``changed`` (the default): the sites whose verdict is not the one of
-    their previous run (a site's first run has none to differ from)."""
+    their previous run, a site's first run included (its verdict is new)."""
     if policy == "all":
         return True
     if policy == "none":
         return False
-    return result.previous_verdict is not None and result.previous_verdict != result.verdict
+    return result.previous_verdict != result.verdict
 
 
 def report_path(out: Path, site: str) -> Path:

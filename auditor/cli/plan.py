@@ -141,14 +141,13 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from auditor.planner import plan
     from auditor.walker import WalkOptions
 
-    sites = None
-    if args.site or args.sites:
-        sites = list(crawl_list(args.site, args.sites).sites)
+    found = crawl_list(args.site, args.sites) if args.site or args.sites else None
     options = WalkOptions(http=http_options(args), max_files=args.max_files)
     counts: Counter[tuple[str, str]] = Counter()
     robots: dict[str, Disallowed] = {}
     with History.open(args.db) as history:
         known = {record.origin for record in history.sites()}
+        sites = None if found is None else found.known_as(known)
         if sites is not None:
             unknown = [s for s in sites if s not in known]
             if unknown:

@@ -141,7 +141,7 @@ def _lines(tally: Tally, index: Path | None, args: argparse.Namespace, pages: in
 
 
 _DRAWN = {
-    "changed": "the sites whose verdict changed since their previous run",
+    "changed": "the sites audited for the first time or whose verdict changed since",
     "all": "every site finished",
     "none": "none asked for",
 }
@@ -152,6 +152,8 @@ def _reports_line(tally: Tally, args: argparse.Namespace) -> str:
     line = f"  reports: {tally.reports} drawn (--reports {policy}: {_DRAWN[policy]})"
     if policy != "all":
         line += f"; the others: `auditor report SITE` or `auditor report --all --out {args.out}`"
+    if policy == "changed" and tally.reports:
+        line += "; --reports none to draw none"
     return line
 
 

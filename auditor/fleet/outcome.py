@@ -18,6 +18,7 @@ FAILURE_CODES = frozenset(
         "hung",  # no answer from the worker long after the bound: abandoned
         "worker-lost",  # the worker running it died (more than once)
         "cancelled",  # the cluster dropped the task
+        "unreachable",  # nothing of the site answered: refused, no name, no TLS, no answer
     }
 )
 

@@ -34,13 +34,20 @@ class CrawlList:
 
     ``targets[i]`` is what was written for ``sites[i]`` (the site origin, or the
     sitemap URL to walk); ``duplicates`` are the lines left out as repeats;
-    ``proxies[i]``, when given, the proxy of ``sites[i]``'s line (None: the fleet's).
+    ``proxies[i]``, when given, the proxy of ``sites[i]``'s line (None: the fleet's);
+    ``bare``: the sites written without a scheme (https taken: :mod:`auditor.schemes`).
     """
 
     sites: tuple[str, ...]
     targets: tuple[str, ...]
     duplicates: tuple[str, ...] = ()
     proxies: tuple[str | None, ...] = ()
+    bare: frozenset[str] = frozenset()
+
+    def known_as(self, known: Collection[str]) -> list[str]:
+        """The sites as the history (its origins ``known``) names them: a bare name's
+        http origin when only that one is known (:mod:`auditor.schemes`)."""
+        return [_known_as(site, site in self.bare, known) for site in self.sites]
 
     def __len__(self) -> int:
         return len(self.sites)
@@ -60,6 +67,7 @@ class CrawlList:
             tuple(self.targets[i] for i in index),
             self.duplicates,
             proxies,
+            self.bare & wanted,
         )
 
 
@@ -96,7 +104,7 @@ def crawl_list(
             site_text, proxy = _proxy_column(text, where)
             given.append((site_text, where, proxy))
     origins: dict[str, tuple[str, str | None]] = {}
-    duplicates = []
+    duplicates, bare = [], set()
     for text, where, proxy in given:
         try:
             origin, target = site_of(text)
@@ -106,13 +114,21 @@ def crawl_list(
             duplicates.append(text)
             continue
         origins[origin] = (target.value if target.kind == "url" else origin, proxy)
+        if not target.scheme_given:
+            bare.add(origin)
     found = origins.values()
     return CrawlList(
         tuple(origins),
         tuple(target for target, _ in found),
         tuple(duplicates),
         tuple(proxy for _, proxy in found),
+        frozenset(bare),
     )
+
+
+def _known_as(site: str, bare: bool, known: Collection[str]) -> str:
+    plain = "http://" + site.removeprefix("https://")
+    return plain if bare and site not in known and plain in known else site
 
 
 def _proxy_column(text: str, where: str) -> tuple[str, str | None]:

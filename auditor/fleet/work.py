@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass, replace
 
 from auditor.audit import AuditBundle, AuditOptions, Clients, Previous, run_audit
+from auditor.errors import Unreachable
 from auditor.fleet.client import FleetPacer, GatedHttpClient, TimeLimit
 from auditor.fleet.gate import GateLost, GateTable, HostGate
 from auditor.fleet.outcome import SiteFailure
@@ -67,10 +68,13 @@ def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure | 
     walk_client = GatedHttpClient(walk_http, gate, limit)
     page_client = GatedHttpClient(page_http, gate, limit, pages=True)
     clients = Clients(walk_client, page_client, FleetPacer(options.sample.delay, gate))
+    outcome: AuditBundle | SiteFailure
     try:
-        bundle = run_audit(task.target, task.previous, options, clients=clients)
+        outcome = run_audit(task.target, task.previous, options, clients=clients)
     except GateLost as exc:
         return GateLoss(task.site, str(exc))
+    except Unreachable as exc:  # unless its time limit is why (below)
+        outcome = SiteFailure(task.site, "unreachable", exc.cause)
     except Exception as exc:  # a failure of this site only: the fleet goes on
         return SiteFailure(task.site, "error", f"{type(exc).__name__}: {exc}")
     finally:
@@ -79,4 +83,4 @@ def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure | 
     if walk_client.refused or page_client.refused:
         detail = f"not finished within its time limit ({task.site_timeout:g} s)"
         return SiteFailure(task.site, "time-limit", detail)
-    return bundle
+    return outcome

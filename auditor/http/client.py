@@ -45,6 +45,7 @@ import requests
 
 from auditor import __version__
 from auditor.http.body import DEFAULT_MAX_BYTES, Body, read_as_it_arrives
+from auditor.http.causes import CONNECTION_FAILED, cause_of
 from auditor.http.codings import ACCEPT_ENCODING
 from auditor.http.deadline import CalledOff, Deadline, WatchedAdapter, current_request
 from auditor.http.extra_headers import check_header
@@ -367,12 +368,12 @@ class HttpClient:
             deadline.cancel()
             if deadline.expired or isinstance(exc, requests.Timeout):
                 return FetchFailure(url, "timeout", self._timeout_detail())
-            return FetchFailure(url, "http-error", f"connection failed: {_short(exc)}")
+            return FetchFailure(url, "http-error", CONNECTION_FAILED + cause_of(exc))
         except ValueError as exc:  # requests parses a redirect's Location even unfollowed
             deadline.cancel()
             for response in received:
                 response.close()
-            return FetchFailure(url, "http-error", f"unusable response: {_short(exc)}")
+            return FetchFailure(url, "http-error", f"unusable response: {cause_of(exc)}")
         except CalledOff:
             deadline.cancel()
             return None
@@ -392,7 +393,7 @@ class HttpClient:
         return Response(url, url, resp.status_code, headers, datetime.now(UTC), body)
 
     def _timeout_detail(self) -> str:
-        return f"no response within {self.options.timeout:g} s"
+        return f"timed out after {self.options.timeout:g} s"
 
 
 def _release(resp: requests.Response, complete: bool) -> None:
@@ -477,11 +478,3 @@ def retry_after_seconds(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    for marker in ("Connection refused", "Name or service not known", "timed out", "reset"):
-        if marker in text:
-            return marker
-    return type(exc).__name__ if len(text) > 200 else text

@@ -75,11 +75,20 @@ def environment() -> Environment:
     return env
 
 
+#: Before an http origin's folder name: a host name never holds "_" (RFC 952, 1123), so
+#: no https origin's folder can be named so.
+_HTTP_PREFIX = "http_"
+
+
 def site_slug(site: str) -> str:
-    """A folder name for a site: its host, with the port when there is one."""
+    """A folder name for a site, one per origin: its host, with the port when there is
+    one, after ``http_`` for an http origin (``example.com``, ``example.com_8443``,
+    ``http_127.0.0.1_8080``). An https origin keeps the name it always had; an http one
+    had none of its own, and shared it with its https twin."""
     parts = urlsplit(site)
     host = (parts.hostname or "site").replace(":", "_")
-    return f"{host}_{parts.port}" if parts.port else host
+    slug = f"{host}_{parts.port}" if parts.port else host
+    return f"{_HTTP_PREFIX}{slug}" if parts.scheme == "http" else slug
 
 
 def segment_name(segment: dict[str, Any]) -> str:

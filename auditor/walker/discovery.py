@@ -36,6 +36,8 @@ class Target:
 
     kind: str  # site | url | file
     value: str  # origin ("https://example.com"), URL, or file path
+    #: False when the user wrote no scheme and https was taken (:mod:`auditor.schemes`)
+    scheme_given: bool = True
 
     @property
     def site(self) -> str | None:
@@ -66,10 +68,11 @@ def classify_target(text: str) -> Target:
     scheme = _scheme_of(text)
     if scheme is not None and scheme not in ("http", "https"):
         raise UsageError(f"not an http(s) URL or a file: {text} (the {scheme}: scheme)")
-    if "://" not in text:
+    given = "://" in text
+    if not given:
         if "/" in text.rstrip("/") or text.startswith(".") or text.endswith(_FILE_SUFFIXES):
             raise UsageError(f"no such file: {text}")
-        text = "https://" + text  # a bare host name
+        text = "https://" + text  # a bare host name: https first (auditor.schemes)
     parts = urlsplit(text)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise UsageError(f"not an http(s) URL or a file: {text}")
@@ -78,8 +81,8 @@ def classify_target(text: str) -> Target:
     except ValueError as exc:
         raise UsageError(f"bad port in {text}") from exc
     if parts.path in ("", "/") and not parts.query:
-        return Target("site", _origin(parts))
-    return Target("url", text)
+        return Target("site", _origin(parts), given)
+    return Target("url", text, given)
 
 
 def _scheme_of(text: str) -> str | None:

@@ -80,6 +80,8 @@ def test_audit_text_summary_names_the_verdict_and_what_to_do(db, capsys):
     assert f"{server.origin}: UNTRUSTED: lastmod cannot be trusted" in out
     assert "- generation-time [/sitemap.xml]:" in out
     assert "re-verify in" in out
+    report = out.rsplit("report: ", 1)[1].split()[0]  # where its report went
+    assert Path(report).is_file() and server.origin in Path(report).read_text(encoding="utf-8")
 
 
 def test_reverify_audits_only_the_sites_that_are_due(db, capsys):
@@ -155,11 +157,13 @@ def test_an_audit_killed_mid_run_leaves_the_history_as_it_was(db, capsys):
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_an_unreadable_site_says_so_and_exits_1(db, capsys):
-    with SiteServer(_site("accurate-jsonld")) as server:
-        origin = server.origin
-    # the server is gone: nothing answers
+def test_an_unreadable_site_says_so_and_exits_1(db, serve, capsys):
+    """A site that answers, but with no sitemap anywhere (every path 404s): a finding,
+    saved (a site never reached is not: tests/audit/test_cli_unreachable.py)."""
+    origin = serve(routes={}).origin
     assert main(["audit", origin, "--db", db, "--delay", "0", "--timeout", "2"]) == 1
     out = capsys.readouterr().out
     assert f"{origin}: INCONCLUSIVE: no sitemap could be read" in out
     assert "- sitemap-unreadable: no sitemap could be read" in out
+    with History.open(db) as history:
+        assert [r.verdict for r in history.runs()] == ["inconclusive"]

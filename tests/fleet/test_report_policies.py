@@ -50,12 +50,32 @@ def _index_links(folder: Path) -> dict[str, str]:
     return links
 
 
-def test_a_first_fleet_draws_no_report_and_the_index_links_every_site(sites, tmp_path, capsys):
+def test_a_first_fleet_draws_its_new_sites_reports_and_the_index_links_them(
+    sites, tmp_path, capsys
+):
     code, lines, err = _fleet(sites, "--sample", "4", capsys=capsys)
 
     assert code == 0 and sorted(r["site"] for r in lines) == sorted(sites)
-    assert all(r["report"] is None and r["previous_verdict"] is None for r in lines)
-    assert not any((tmp_path / "reports" / site_slug(s)).exists() for s in sites)
+    assert all(r["previous_verdict"] is None for r in lines)
+    for line in lines:  # a first audit: a verdict that is new, drawn where its line says
+        assert line["report"] == str(Path("reports") / site_slug(line["site"]) / "index.html")
+        assert Path(line["report"]).is_file()
+    links = _index_links(tmp_path / "reports")
+    assert links == {s: f"{site_slug(s)}/index.html" for s in sites}
+    summary = json.loads(err.strip().splitlines()[-1])["summary"]
+    assert summary["reports"] == {"drawn": 3, "policy": "changed"}
+    assert "--reports none to draw none" in err  # how a large first fleet skips them
+
+    code, lines, err = _fleet(sites, "--sample", "4", capsys=capsys)  # no longer new
+    redrawn = [r for r in lines if r["verdict"] != r["previous_verdict"]]
+    assert code == 0 and all((r["report"] is None) == (r not in redrawn) for r in lines)
+    assert f"reports: {len(redrawn)} drawn (--reports changed" in err
+    assert all(href.endswith("/index.html") for href in _index_links(tmp_path / "reports").values())
+
+
+def test_an_undrawn_site_links_the_page_that_says_how(sites, tmp_path, capsys):
+    code, _, _ = _fleet(sites, "--sample", "3", "--reports", "none", capsys=capsys)
+    assert code == 0
     links = _index_links(tmp_path / "reports")
     assert set(links) == set(sites)
     for site, href in links.items():  # the page that says how, the site in its fragment
@@ -63,8 +83,6 @@ def test_a_first_fleet_draws_no_report_and_the_index_links_every_site(sites, tmp
         assert page == "not-drawn.html" and unquote(fragment) == site
     page = (tmp_path / "reports" / "not-drawn.html").read_text(encoding="utf-8")
     assert "auditor report --all --out reports" in page
-    summary = json.loads(err.strip().splitlines()[-1])["summary"]
-    assert summary["reports"] == {"drawn": 0, "policy": "changed"}
 
 
 def test_a_changed_verdict_draws_that_sites_report_and_the_rest_stay_undrawn(
@@ -77,17 +95,14 @@ def test_a_changed_verdict_draws_that_sites_report_and_the_rest_stay_undrawn(
 
     assert code == 0
     by_site = {r["site"]: r for r in lines}
-    changed = [s for s, r in by_site.items() if r["previous_verdict"] not in (None, r["verdict"])]
-    assert changed == [sites[0]], [(r["previous_verdict"], r["verdict"]) for r in lines]
-    for site, line in by_site.items():
-        folder = tmp_path / "reports" / site_slug(site)
+    changed = [s for s, r in by_site.items() if r["previous_verdict"] != r["verdict"]]
+    assert changed == [sites[0], sites[2]], [(r["previous_verdict"], r["verdict"]) for r in lines]
+    for site, line in by_site.items():  # the third is new: its verdict is too
         if site in changed:  # drawn by the time the command is done, where its line says
             assert line["report"] == str(Path("reports") / site_slug(site) / "index.html")
-            assert (folder / "index.html").is_file()
+            assert Path(line["report"]).is_file()
         else:
-            assert line["report"] is None and not folder.exists()
-    links = _index_links(tmp_path / "reports")
-    assert {s for s, href in links.items() if href.endswith("/index.html")} == set(changed)
+            assert line["report"] is None
     assert f"reports: {len(changed)} drawn (--reports changed" in err
 
 
@@ -135,7 +150,7 @@ class _Result:
 @pytest.mark.parametrize(
     ("verdict", "previous", "policy", "drawn"),
     [
-        ("trusted", None, "changed", False),  # a first run: nothing to differ from
+        ("trusted", None, "changed", True),  # a first run: a new verdict
         ("trusted", "trusted", "changed", False),
         ("untrusted", "trusted", "changed", True),
         ("trusted", None, "all", True),
