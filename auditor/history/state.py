@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +110,9 @@ def encode_state(entries: pd.DataFrame) -> bytes:
     return b"".join([_HEADER_SIZE.pack(STATE_VERSION, len(header)), header, *packed])
 
 
-def decode_state(blob: bytes) -> pd.DataFrame:
-    """The DataFrame of a blob made by :func:`encode_state`.
+def decode_state(blob: bytes, columns: Collection[str] | None = None) -> pd.DataFrame:
+    """The DataFrame of a blob made by :func:`encode_state` (``columns``: only those
+    of them, the others not decoded: a plan reads 3 of the 6).
 
     ``lastmod`` is ``datetime64[us, UTC]`` (the inventory's unit), ``lastmod_precision``
     and ``sitemap`` are categoricals, ``loc`` holds Python strings. ``lastmod_raw``
@@ -121,16 +122,31 @@ def decode_state(blob: bytes) -> pd.DataFrame:
 
     header, sections = _split(blob)
     n = int(header["urls"])
-    locs = _decode_locs(header["loc_format"], sections["loc"], n)
-    precision = np.frombuffer(sections["precision"], dtype="<i1")
-    sitemap = np.frombuffer(sections["sitemap"], dtype="<i4")
-    columns = {
-        "loc": pd.Series(locs, dtype=object),
-        "lastmod": _instants(sections["lastmod"], n),
-        "lastmod_precision": _categorical(precision, header["precisions"]),
-        "sitemap": _categorical(sitemap, header["sitemaps"]),
+    wanted = set(FULL_STATE_COLUMNS if columns is None else columns)
+    decoders: dict[str, Callable[[], Any]] = {
+        "loc": lambda: pd.Series(
+            _decode_locs(header["loc_format"], sections["loc"], n), dtype=object
+        ),
+        "lastmod": lambda: _instants(sections["lastmod"], n),
+        "lastmod_precision": lambda: _categorical(
+            np.frombuffer(sections["precision"], dtype="<i1"), header["precisions"]
+        ),
+        "sitemap": lambda: _categorical(
+            np.frombuffer(sections["sitemap"], dtype="<i4"), header["sitemaps"]
+        ),
     }
-    if "raw" in sections:
+    found = {name: decode() for name, decode in decoders.items() if name in wanted}
+    return pd.DataFrame({**found, **_optional(header, sections, n, wanted)})
+
+
+def _optional(
+    header: dict[str, Any], sections: dict[str, bytes], n: int, wanted: Collection[str]
+) -> dict[str, Any]:
+    """``lastmod_raw`` and ``news_publication_date``, where stored and ``wanted``."""
+    import pandas as pd
+
+    columns: dict[str, Any] = {}
+    if "raw" in sections and "lastmod_raw" in wanted:
         micros = _unshuffle(sections["lastmod"], n)
         shapes = np.frombuffer(sections["raw_shape"], dtype=np.int8)
         if shapes.size != n:
@@ -139,9 +155,9 @@ def decode_state(blob: bytes) -> pd.DataFrame:
         verbatim = _decode_texts(header.get("raw_format"), sections["raw"], kept)
         texts = decode_written(shapes, micros, [str(t) for t in verbatim])
         columns["lastmod_raw"] = pd.Series(texts, dtype=object)
-    if "news" in sections:
+    if "news" in sections and "news_publication_date" in wanted:
         columns["news_publication_date"] = _instants(sections["news"], n)
-    return pd.DataFrame(columns)
+    return columns
 
 
 def _instants(section: bytes, n: int) -> pd.Series:
