@@ -448,15 +448,14 @@ def _pool(crawled: float, crawl_n: float, run: dict[str, Any]) -> float:
 
 def weighted_mean(values: Sequence[float], weights: Sequence[float]) -> float:
     """``np.average(values, weights=weights)`` of a few floats, to the last bit, in
-    plain floats (numpy's call costs some 20 us, twenty times a site): numpy's sum of
-    ``a`` is ``a[0] + (a[1] + a[2] + ...)`` (its reduction starts from the first item
-    and adds the sum of the rest)."""
+    plain floats (numpy's call costs some 20 us, twenty times a site): numpy sums so
+    few items left to right (not Python's ``sum``, compensated since 3.12)."""
 
-    def summed(items: list[float]) -> float:
-        rest = 0.0
+    def summed(items: Sequence[float]) -> float:
+        total = items[0]
         for item in items[1:]:
-            rest += item
-        return items[0] + rest if len(items) > 1 else items[0]
+            total += item
+        return total
 
     products = [v * w for v, w in zip(values, weights, strict=True)]
-    return summed(products) / summed(list(weights))
+    return summed(products) / summed(weights)
