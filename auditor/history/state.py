@@ -37,9 +37,9 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -53,9 +53,11 @@ __all__ = [
     "FULL_STATE_COLUMNS",
     "STATE_COLUMNS",
     "STATE_VERSION",
+    "StateColumns",
     "StateLocs",
     "decode_state",
     "encode_state",
+    "state_columns",
     "state_locs",
 ]
 
@@ -110,9 +112,8 @@ def encode_state(entries: pd.DataFrame) -> bytes:
     return b"".join([_HEADER_SIZE.pack(STATE_VERSION, len(header)), header, *packed])
 
 
-def decode_state(blob: bytes, columns: Collection[str] | None = None) -> pd.DataFrame:
-    """The DataFrame of a blob made by :func:`encode_state` (``columns``: only those
-    of them, the others not decoded: a plan reads 3 of the 6).
+def decode_state(blob: bytes) -> pd.DataFrame:
+    """The DataFrame of a blob made by :func:`encode_state`.
 
     ``lastmod`` is ``datetime64[us, UTC]`` (the inventory's unit), ``lastmod_precision``
     and ``sitemap`` are categoricals, ``loc`` holds Python strings. ``lastmod_raw``
@@ -122,31 +123,16 @@ def decode_state(blob: bytes, columns: Collection[str] | None = None) -> pd.Data
 
     header, sections = _split(blob)
     n = int(header["urls"])
-    wanted = set(FULL_STATE_COLUMNS if columns is None else columns)
-    decoders: dict[str, Callable[[], Any]] = {
-        "loc": lambda: pd.Series(
-            _decode_locs(header["loc_format"], sections["loc"], n), dtype=object
-        ),
-        "lastmod": lambda: _instants(sections["lastmod"], n),
-        "lastmod_precision": lambda: _categorical(
-            np.frombuffer(sections["precision"], dtype="<i1"), header["precisions"]
-        ),
-        "sitemap": lambda: _categorical(
-            np.frombuffer(sections["sitemap"], dtype="<i4"), header["sitemaps"]
-        ),
+    locs = _decode_locs(header["loc_format"], sections["loc"], n)
+    precision = np.frombuffer(sections["precision"], dtype="<i1")
+    sitemap = np.frombuffer(sections["sitemap"], dtype="<i4")
+    columns = {
+        "loc": pd.Series(locs, dtype=object),
+        "lastmod": _instants(sections["lastmod"], n),
+        "lastmod_precision": _categorical(precision, header["precisions"]),
+        "sitemap": _categorical(sitemap, header["sitemaps"]),
     }
-    found = {name: decode() for name, decode in decoders.items() if name in wanted}
-    return pd.DataFrame({**found, **_optional(header, sections, n, wanted)})
-
-
-def _optional(
-    header: dict[str, Any], sections: dict[str, bytes], n: int, wanted: Collection[str]
-) -> dict[str, Any]:
-    """``lastmod_raw`` and ``news_publication_date``, where stored and ``wanted``."""
-    import pandas as pd
-
-    columns: dict[str, Any] = {}
-    if "raw" in sections and "lastmod_raw" in wanted:
+    if "raw" in sections:
         micros = _unshuffle(sections["lastmod"], n)
         shapes = np.frombuffer(sections["raw_shape"], dtype=np.int8)
         if shapes.size != n:
@@ -155,9 +141,9 @@ def _optional(
         verbatim = _decode_texts(header.get("raw_format"), sections["raw"], kept)
         texts = decode_written(shapes, micros, [str(t) for t in verbatim])
         columns["lastmod_raw"] = pd.Series(texts, dtype=object)
-    if "news" in sections and "news_publication_date" in wanted:
+    if "news" in sections:
         columns["news_publication_date"] = _instants(sections["news"], n)
-    return columns
+    return pd.DataFrame(columns)
 
 
 def _instants(section: bytes, n: int) -> pd.Series:
@@ -319,6 +305,37 @@ def state_locs(blob: bytes) -> StateLocs:
         raise HistoryError(f"url_state: {codes.size} sitemap codes for {n} URLs")
     names = [str(name) for name in header["sitemaps"]]
     return StateLocs(blob, n, names, codes, str(header["loc_format"]), spans["loc"])
+
+
+class StateColumns(NamedTuple):
+    """The columns a plan reads of a ``url_state`` blob, without a DataFrame: the locs,
+    each one's sub-sitemap as a code (int32, -1 for none) into ``sitemaps``, and each
+    lastmod as int64 microseconds since the epoch (the int64 minimum for none)."""
+
+    locs: list[str]
+    sitemaps: list[str]
+    sitemap_codes: np.ndarray
+    lastmod: np.ndarray
+
+
+def state_columns(blob: bytes) -> StateColumns:
+    """The :class:`StateColumns` of a blob made by :func:`encode_state` (its other
+    sections not decompressed)."""
+    header, spans = _spans(blob)
+    n = int(header["urls"])
+    try:
+        loc, sitemap, lastmod = (zlib.decompress(blob[a:b]) for a, b in
+                                 (spans["loc"], spans["sitemap"], spans["lastmod"]))  # fmt: skip
+    except zlib.error as exc:
+        raise HistoryError(f"url_state: damaged blob ({exc})") from exc
+    locs = _decode_locs(header["loc_format"], loc, n)
+    codes = np.frombuffer(sitemap, dtype="<i4")
+    names = [str(name) for name in header["sitemaps"]]
+    if len(locs) != n or codes.size != n:
+        raise HistoryError(f"url_state: {len(locs)} locs, {codes.size} sitemap codes for {n} URLs")
+    if n and (int(codes.min()) < -1 or int(codes.max()) >= len(names)):
+        raise HistoryError("url_state: damaged sitemap codes")
+    return StateColumns(locs, names, codes, _unshuffle(lastmod, n))
 
 
 def _line_batches(packed: bytes, n: int, size: int) -> Iterator[list[str]]:

@@ -564,15 +564,14 @@ class History:
         return robots.load_robots(self._db, site)
 
     def current_inventory(
-        self, site: str, columns: Collection[str] | None = None
+        self, site: str
     ) -> tuple[datetime, list[dict[str, Any]], pd.DataFrame] | None:
         """The freshest walk of ``site``: its latest run's or a later plan's; as (when,
-        its sitemap files as dicts, its entries: only ``columns`` of them when given),
-        or None for a site never audited."""
+        its sitemap files as dicts, its entries), or None for a site never audited."""
         found = self.current_inventory_blob(site)
         if found is None:
             return None
-        return found[0], found[1], decode_state(found[2], columns)
+        return found[0], found[1], decode_state(found[2])
 
     def current_inventory_blob(
         self, site: str

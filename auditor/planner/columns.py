@@ -12,6 +12,7 @@ Touches: nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, overload
@@ -22,7 +23,9 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Instants", "instants", "segment_sums", "texts"]
+    from auditor.history.state import StateColumns
+
+__all__ = ["Instants", "Listed", "instants", "segment_sums", "texts"]
 
 Floats = npt.NDArray[np.float64]
 
@@ -56,6 +59,10 @@ class Instants(Sequence["datetime | None"]):
     def __len__(self) -> int:
         return len(self._micros)
 
+    def taken(self, rows: npt.NDArray[Any]) -> Instants:
+        """The instants of ``rows`` (indices or a mask)."""
+        return Instants(self._micros[rows])
+
     @overload
     def __getitem__(self, i: int) -> datetime | None: ...
 
@@ -71,14 +78,61 @@ class Instants(Sequence["datetime | None"]):
         return None if value == _NAT else _EPOCH + timedelta(microseconds=value)
 
 
+@dataclass(frozen=True)
+class Listed:
+    """A site's listed URLs as a plan reads them: each one's loc, sub-sitemap and
+    lastmod (days since the epoch, NaN for none; and as datetimes, made when read)."""
+
+    locs: list[str]
+    sitemaps: list[str]
+    days: Floats
+    lastmods: Sequence[datetime | None]
+
+    @classmethod
+    def of_frame(cls, entries: pd.DataFrame) -> Listed:
+        """The listing of an inventory's entries (a walk's, or a stored one decoded)."""
+        days, lastmods = instants(entries["lastmod"])
+        return cls(texts(entries["loc"]), texts(entries["sitemap"]), days, lastmods)
+
+    @classmethod
+    def of_state(cls, state: StateColumns) -> Listed:
+        """The listing of a stored inventory, read from its blob without a DataFrame
+        (:func:`~auditor.history.state.state_columns`): the same as :meth:`of_frame`
+        of the blob decoded."""
+        names = np.array([*state.sitemaps, "nan"], dtype=object)  # -1 (none) reads "nan"
+        sitemaps: list[str] = names[state.sitemap_codes].tolist()
+        micros = np.asarray(state.lastmod, dtype=np.int64)
+        return cls(list(state.locs), sitemaps, _days(micros), Instants(micros))
+
+    def __len__(self) -> int:
+        return len(self.locs)
+
+    def kept(self, allowed: Sequence[bool]) -> Listed:
+        """The listing of the rows ``allowed``, in order."""
+        mask = np.asarray(allowed, dtype=bool)
+        lastmods = (
+            self.lastmods.taken(mask)
+            if isinstance(self.lastmods, Instants)
+            else [d for d, keep in zip(self.lastmods, allowed, strict=True) if keep]
+        )
+        locs = [loc for loc, keep in zip(self.locs, allowed, strict=True) if keep]
+        sitemaps = [s for s, keep in zip(self.sitemaps, allowed, strict=True) if keep]
+        return Listed(locs, sitemaps, self.days[mask], lastmods)
+
+
+def _days(micros: npt.NDArray[np.int64]) -> Floats:
+    """Days since the epoch of int64 microseconds (NaN for NaT's int64)."""
+    days: Floats = micros.astype(float) / _MICROS_A_DAY
+    days[micros == _NAT] = np.nan
+    return days
+
+
 def instants(column: pd.Series[Any]) -> tuple[Floats, Sequence[datetime | None]]:
     """A lastmod column as days since the epoch (NaN where missing) and as aware UTC
     datetimes (:class:`Instants` for a ``datetime.UTC`` column; else each value converted)."""
     values = column.to_numpy(dtype="datetime64[us]", na_value=np.datetime64("NaT"))
     micros = values.astype("int64")
-    days = micros.astype(float) / _MICROS_A_DAY
-    missing = np.isnat(values)
-    days[missing] = np.nan
+    days = _days(micros)
     if getattr(column.dtype, "tz", None) is UTC:
         return days, Instants(micros)
     lastmods = column.astype(object).where(column.notna(), None)  # as entry_rows reads

@@ -8,65 +8,74 @@ Touches: nothing.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from json.encoder import encode_basestring
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from auditor.planner.make import PlannedFetch
 
 __all__ = ["csv_rows", "json_lines"]
 
-#: How ``json.dumps`` writes the floats that are no numbers.
-_SPECIAL = {math.inf: "Infinity", -math.inf: "-Infinity"}
-#: Due times' texts kept at most (a plan's are a few: the plan's moment and its days).
-_KEPT = 10_000
+#: How ``json.dumps`` writes the floats that are no numbers (``repr`` writes them so).
+_SPECIAL = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 def _number(value: float) -> str:
     """A float as ``json.dumps`` writes it."""
-    if math.isnan(value):
-        return "NaN"
-    return _SPECIAL.get(value) or float.__repr__(value)
+    text = float.__repr__(value)
+    return _SPECIAL[text] if text[-1] > "9" else text  # a number's repr ends in a digit
 
 
-class _Instants:
-    """ISO texts of instants, each distinct one made once (a plan's due times are few)."""
+class _Texts:
+    """The text of the last value seen, made again only when another comes (a plan's
+    fetches come host by host: the same site, the same due time object, one after the
+    other)."""
 
-    def __init__(self) -> None:
-        self._made: dict[tuple[datetime, timedelta | None], str] = {}
+    def __init__(self, make: Callable[[Any], str]) -> None:
+        self._make = make
+        self._value: object = _Texts
+        self._text = ""
 
-    def text(self, moment: datetime) -> str:
-        """``moment.isoformat()`` (equal instants at another offset write another text)."""
-        key = (moment, moment.utcoffset())
-        found = self._made.get(key)
+    def text(self, value: Any) -> str:
+        """``make(value)``, made once for a run of the same object."""
+        if value is not self._value:
+            self._value, self._text = value, self._make(value)
+        return self._text
+
+
+def _encoded() -> Callable[[str], str]:
+    """``encode_basestring`` with its texts kept (for the few reasons and verdicts)."""
+    made: dict[str, str] = {}
+
+    def encode(text: str) -> str:
+        found = made.get(text)
         if found is None:
-            if len(self._made) > _KEPT:
-                self._made.clear()
-            found = self._made[key] = moment.isoformat()
+            found = made[text] = encode_basestring(text)
         return found
+
+    return encode
 
 
 def json_lines(fetches: Iterable[PlannedFetch]) -> Iterator[str]:
     """Each fetch as ``json.dumps(fetch.to_dict(), ensure_ascii=False)`` writes it."""
-    due = _Instants()
+    due, site = _Texts(datetime.isoformat), _Texts(encode_basestring)
+    sitemap, word = _Texts(encode_basestring), _encoded()
     for f in fetches:
         lastmod = "null" if f.lastmod is None else '"' + f.lastmod.isoformat() + '"'
         yield (
-            f'{{"url": {encode_basestring(f.url)}, "site": {encode_basestring(f.site)}, '
-            f'"sitemap": {encode_basestring(f.sitemap)}, "due_at": "{due.text(f.due_at)}", '
-            f'"reason": {encode_basestring(f.reason)}, '
-            f'"priority": {_number(round(f.priority, 6))}, '
+            f'{{"url": {encode_basestring(f.url)}, "site": {site.text(f.site)}, '
+            f'"sitemap": {sitemap.text(f.sitemap)}, "due_at": "{due.text(f.due_at)}", '
+            f'"reason": {word(f.reason)}, "priority": {_number(round(f.priority, 6))}, '
             f'"p_changed": {_number(round(f.p_changed, 4))}, "lastmod": {lastmod}, '
-            f'"verdict": {encode_basestring(f.verdict)}}}'
+            f'"verdict": {word(f.verdict)}}}'
         )
 
 
 def csv_rows(fetches: Iterable[PlannedFetch]) -> Iterator[list[str | float]]:
     """Each fetch as the CSV row of its :meth:`to_dict` values (None as '')."""
-    due = _Instants()
+    due = _Texts(datetime.isoformat)
     for f in fetches:
         yield [
             f.url,

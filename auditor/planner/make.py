@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from auditor.dispersion.segments import SEPARATOR, Segmenter, segment_key
-from auditor.planner.columns import instants, segment_sums, texts
+from auditor.history.state import state_columns
+from auditor.planner.columns import Listed, segment_sums
 from auditor.planner.rates import (
     DEFAULT_RATE,
     MIN_POOL_PAGES,
@@ -28,7 +29,7 @@ from auditor.planner.rates import (
     pooled_rates,
     shrunk_rate,
 )
-from auditor.planner.robots import UNKNOWN, Disallowed, kept_policy, leave_out
+from auditor.planner.robots import UNKNOWN, Disallowed, allowed_rows, kept_policy
 from auditor.planner.schedule import (
     MIN_OBSERVED,
     REASONS,
@@ -203,11 +204,6 @@ class SiteGathered(NamedTuple):
     robots: Disallowed
 
 
-#: The inventory columns a plan on the stored walk reads (its lastmods as written, its
-#: news dates are not decoded).
-_READ = ("loc", "lastmod", "sitemap")
-
-
 def plan_site(
     history: History,
     site: str,
@@ -217,22 +213,27 @@ def plan_site(
 ) -> SiteGathered:
     """One site's pages as the policy reads them (those its robots.txt allows), with a
     fresh walk unless ``walk`` is false (then on the stored walk and robots.txt)."""
-    current = history.current_inventory(site, None if walk else _READ)
-    if current is None:
-        return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
-    entries, previous = current[2], set(current[2]["loc"])
     if walk:
+        current = history.current_inventory(site)
+        if current is None:
+            return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
+        entries, previous = current[2], set(current[2]["loc"])
         walked = walk_site(history, site, current, now, walk_options)
         policy: RobotsPolicy | None = walked.robots
-        entries = entries if walked.entries is None else walked.entries
+        listed = Listed.of_frame(entries if walked.entries is None else walked.entries)
     else:
-        policy = kept_policy(history, site)
-        previous = set()  # nothing was walked: no URL is new since
-    entries, disallowed = leave_out(site, entries, policy)
+        stored = history.current_inventory_blob(site)
+        if stored is None:
+            return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
+        listed = Listed.of_state(state_columns(stored[2]))  # no DataFrame: 3 columns read
+        policy, previous = kept_policy(history, site), set()  # nothing walked: none new
+    allowed, disallowed = allowed_rows(site, listed.locs, policy)
+    if allowed is not None:
+        listed = listed.kept(allowed)
     if disallowed.urls or disallowed.rule == UNKNOWN:
         _log.info("plan: %s: %s", site, disallowed.sentence())
     delay = policy.crawl_delay if policy is not None else None
-    return SiteGathered(_pages(history, site, entries, previous, now), delay, disallowed)
+    return SiteGathered(_pages(history, site, listed, previous, now), delay, disallowed)
 
 
 def _empty(site: str) -> SitePages:
@@ -245,22 +246,21 @@ def _empty(site: str) -> SitePages:
 def _pages(
     history: History,
     site: str,
-    entries: pd.DataFrame,
+    entries: pd.DataFrame | Listed,
     previous: set[str],
     now: datetime,
     result: dict[str, Any] | None = None,
 ) -> SitePages:
     """The arrays of ``site``'s listed pages, from its entries and the crawl log (the
     sub-sitemaps' verdicts from ``result``, else from the site's latest run)."""
-    n = len(entries)
-    locs = texts(entries["loc"])
+    listed = entries if isinstance(entries, Listed) else Listed.of_frame(entries)
+    n, locs, lastmod = len(listed), listed.locs, listed.days
     stored = result if result is not None else _latest_result(history, site)
     segmenter = Segmenter.from_dict(((stored or {}).get("dispersion") or {}).get("groupings"))
-    keys = segmenter.keys(texts(entries["sitemap"]), locs)
+    keys = segmenter.keys(listed.sitemaps, locs)
     names = sorted(set(keys))
     code = {name: i for i, name in enumerate(names)}
     segment = np.array([code[key] for key in keys], dtype=np.intp)
-    lastmod, lastmods = instants(entries["lastmod"])
     figures = _Figures(n)
     at = {loc: i for i, loc in enumerate(locs)}
     site_id = history.site_id(site)
@@ -285,7 +285,7 @@ def _pages(
         sitemaps=[name.partition(SEPARATOR)[0] for name in names],
         groups=[name.partition(SEPARATOR)[2] or None for name in names],
         signals=[s.signal for s in segments],
-        lastmods=lastmods,
+        lastmods=listed.lastmods,
         rate=_rates(own, figures, pool, (segment, looks), len(names)),
         copy_age=figures.copy_age,
         fetch_age=figures.fetch_age,

@@ -17,6 +17,7 @@ Touches: the network, the database.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Disallowed",
+    "allowed_rows",
     "kept_policy",
     "leave_out",
     "stored_robots",
@@ -97,13 +99,23 @@ def leave_out(
 ) -> tuple[pd.DataFrame, Disallowed]:
     """``entries`` without the URLs ``policy`` disallows, and what was left out (nothing
     when no policy is known)."""
+    allowed, disallowed = allowed_rows(site, entries["loc"], policy)
+    if allowed is not None:
+        entries = entries[allowed].reset_index(drop=True)
+    return entries, disallowed
+
+
+def allowed_rows(
+    site: str, locs: Collection[str], policy: RobotsPolicy | None
+) -> tuple[list[bool] | None, Disallowed]:
+    """Which of ``locs`` ``policy`` allows (None: all of them), and what it left out
+    (nothing when no policy is known)."""
     if policy is None:
         detail = "none kept for the stored walk: audit the site or plan with a walk once"
-        return entries, Disallowed(site, 0, UNKNOWN, detail)
-    if policy.rule == "allow-all" or not len(entries):
-        return entries, Disallowed(site, 0, policy.rule, policy.detail)
-    allowed = [policy.allows(str(loc)) for loc in entries["loc"]]
+        return None, Disallowed(site, 0, UNKNOWN, detail)
+    if policy.rule == "allow-all" or not len(locs):
+        return None, Disallowed(site, 0, policy.rule, policy.detail)
+    allowed = [policy.allows(str(loc)) for loc in locs]
     left = len(allowed) - sum(allowed)
-    if left:  # most sites' sitemaps list nothing their robots.txt forbids: no copy
-        entries = entries[allowed].reset_index(drop=True)
-    return entries, Disallowed(site, left, policy.rule, policy.detail)
+    # most sites' sitemaps list nothing their robots.txt forbids: no copy
+    return (allowed if left else None), Disallowed(site, left, policy.rule, policy.detail)

@@ -20,8 +20,9 @@ from auditor.crawl.records import FetchRecord
 from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.history import History, decode_state, encode_state
+from auditor.history.state import state_columns
 from auditor.planner import plan
-from auditor.planner.columns import instants, segment_sums, texts
+from auditor.planner.columns import Listed, instants, segment_sums, texts
 from auditor.planner.lines import csv_rows, json_lines
 from auditor.planner.make import PlannedFetch, plan_site, weighted_mean
 from auditor.planner.schedule import schedule_host
@@ -93,11 +94,21 @@ def test_texts_are_the_strings_of_the_values():
         assert texts(column) == [str(value) for value in column]
 
 
-def test_a_state_decoded_for_some_columns_is_those_columns_of_the_whole():
-    blob = encode_state(large_inventory(300))
-    whole = decode_state(blob)
-    for columns in (("loc", "lastmod", "sitemap"), ("lastmod_raw",), ("news_publication_date",)):
-        pd.testing.assert_frame_equal(decode_state(blob, columns), whole[list(columns)])
+def _same(a: Listed, b: Listed) -> None:
+    assert (a.locs, a.sitemaps, list(a.lastmods)) == (b.locs, b.sitemaps, list(b.lastmods))
+    np.testing.assert_array_equal(a.days, b.days)  # NaN where the other has NaN
+
+
+def test_a_stored_listing_read_from_its_blob_is_the_decoded_frames():
+    frame = large_inventory(300)
+    frame.loc[[3, 7], "sitemap"] = None  # URLs of no sub-sitemap: code -1
+    blob = encode_state(frame)
+    decoded = decode_state(blob)
+    listed = Listed.of_state(state_columns(blob))
+    _same(listed, Listed.of_frame(decoded))
+    assert listed.sitemaps[3] == "nan" and np.isnan(listed.days).any()
+    allowed = [i % 3 != 1 for i in range(len(frame))]
+    _same(listed.kept(allowed), Listed.of_frame(decoded[allowed].reset_index(drop=True)))
 
 
 def _fetches() -> list[PlannedFetch]:
