@@ -574,10 +574,11 @@ class History:
         return found[0], found[1], decode_state(found[2])
 
     def current_inventory_blob(
-        self, site: str
+        self, site: str, *, with_files: bool = True
     ) -> tuple[datetime, list[dict[str, Any]], bytes] | None:
         """:meth:`current_inventory` with its entries still encoded (a ``url_state``
-        blob: :func:`~auditor.history.state.state_locs` reads its locs without a frame)."""
+        blob: :func:`~auditor.history.state.state_locs` reads its locs without a frame);
+        ``with_files`` False: its sitemap files not read (an empty list)."""
         latest = self.latest_run(site)
         if latest is None:
             return None
@@ -587,15 +588,16 @@ class History:
             (site,),
         )
         if rows and instant(rows[0][0]) > latest.started_at:
-            files = [file_dict(row) for row in crawl.files_of_json(rows[0][1])]
-            return instant(rows[0][0]), files, bytes(rows[0][2])
+            walked = crawl.files_of_json(rows[0][1]) if with_files else []
+            return instant(rows[0][0]), [file_dict(row) for row in walked], bytes(rows[0][2])
         state = self._all(
             "SELECT u.data FROM url_state u JOIN sites s ON s.id = u.site_id WHERE s.origin = ?",
             (site,),
         )
         if not state:
             return None
-        return latest.started_at, self.sitemap_files(latest.run_id), bytes(state[0][0])
+        files = self.sitemap_files(latest.run_id) if with_files else []
+        return latest.started_at, files, bytes(state[0][0])
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from auditor.history import History
     from auditor.history.crawl import CrawlCounts, CrawlState
+    from auditor.history.records import RunRecord
     from auditor.sampler.robots import RobotsPolicy
     from auditor.walker import WalkOptions
 
@@ -222,7 +223,7 @@ def plan_site(
         policy: RobotsPolicy | None = walked.robots
         listed = Listed.of_frame(entries if walked.entries is None else walked.entries)
     else:
-        stored = history.current_inventory_blob(site)
+        stored = history.current_inventory_blob(site, with_files=False)
         if stored is None:
             return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
         listed = Listed.of_state(state_columns(stored[2]))  # no DataFrame: 3 columns read
@@ -255,7 +256,8 @@ def _pages(
     sub-sitemaps' verdicts from ``result``, else from the site's latest run)."""
     listed = entries if isinstance(entries, Listed) else Listed.of_frame(entries)
     n, locs, lastmod = len(listed), listed.locs, listed.days
-    stored = result if result is not None else _latest_result(history, site)
+    latest = history.latest_run(site) if result is None else None
+    stored = result if result is not None else _latest_result(history, latest)
     segmenter = Segmenter.from_dict(((stored or {}).get("dispersion") or {}).get("groupings"))
     keys = segmenter.keys(listed.sitemaps, locs)
     names = sorted(set(keys))
@@ -273,7 +275,7 @@ def _pages(
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
     looks = figures.looks()
-    crawled = _crawled_since(history, site, segmenter) if result is None else {}
+    crawled = _crawled_since(history, site, latest, segmenter) if result is None else {}
     segments = _segments(names, (segment, looks), figures, stored, crawled)
     own = figures.own_rate()
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
@@ -365,16 +367,16 @@ class _Figures:
         self.dated_days[i] = state.dated_days
 
 
-def _latest_result(history: History, site: str) -> dict[str, Any] | None:
-    latest = history.latest_run(site)
+def _latest_result(history: History, latest: RunRecord | None) -> dict[str, Any] | None:
     return history.result(latest.run_id) if latest else None
 
 
-def _crawled_since(history: History, site: str, segmenter: Segmenter) -> Mapping[str, CrawlCounts]:
-    """The crawler's counts per segment since the site's latest run: the files that run
-    split read URL by URL, each URL counted in its group by the run's own ``segmenter``
-    (the one the pages are labelled with), the other files whole."""
-    latest = history.latest_run(site)
+def _crawled_since(
+    history: History, site: str, latest: RunRecord | None, segmenter: Segmenter
+) -> Mapping[str, CrawlCounts]:
+    """The crawler's counts per segment since the site's ``latest`` run: the files that
+    run split read URL by URL, each URL counted in its group by the run's own
+    ``segmenter`` (the one the pages are labelled with), the other files whole."""
     if latest is None:
         return {}
     counts = history.crawl_log_counts(site, latest.started_at, by_url=segmenter.groupings)

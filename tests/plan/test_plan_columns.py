@@ -28,7 +28,7 @@ from auditor.planner.make import PlannedFetch, plan_site, weighted_mean
 from auditor.planner.schedule import schedule_host
 from auditor.walker.inventory import entry_rows
 from tests.crawl.sites import OPTIONS
-from tests.history.helpers import large_inventory
+from tests.history.helpers import large_inventory, save
 
 COLUMNS = ("url", "site", "sitemap", "due_at", "reason", "priority", "p_changed", "lastmod",
            "verdict")  # fmt: skip
@@ -230,3 +230,22 @@ def test_a_hosts_plan_names_each_fetch_as_its_candidate_says(db_url):
             server.__exit__(None, None, None)
     assert len({f.site for f in planned}) == 3 and len({f.reason for f in planned}) >= 3
     assert planned == expected
+
+
+def test_a_sites_states_are_all_read_in_one_statement_or_streamed(db_url, monkeypatch):
+    """A site's crawl states come in one statement when few (one round trip), else
+    streamed in a snapshot: the same states either way."""
+    from auditor.history import crawl
+
+    site = "https://example.com"
+    at = datetime(2026, 11, 30, tzinfo=UTC)
+    with History.open(db_url) as history:
+        save(history, site)
+        record_fetches(history, [FetchRecord(f"{site}/p/{i}", at, 200) for i in range(12)])
+        site_id = history.site_id(site)
+        whole = sorted(s.loc for s in history.stream_crawl_states(site_id))
+        monkeypatch.setattr(crawl, "ONE_READ", 5)
+        streamed = sorted(s.loc for s in history.stream_crawl_states(site_id))
+        monkeypatch.setattr(crawl, "ONE_READ", 12)
+        exactly = sorted(s.loc for s in history.stream_crawl_states(site_id))
+    assert len(whole) == 12 and whole == streamed == exactly
