@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from auditor.history import batches, crawl, fleets, robots
+from auditor.history import batches, crawl, fleets, planreads, robots
 from auditor.history.backend import Database
 from auditor.history.crawlcounts import (
     CrawlLogCounts,
@@ -572,6 +572,11 @@ class History:
         if found is None:
             return None
         return found[0], found[1], decode_state(found[2])
+
+    def stored_sites(self, origins: Sequence[str]) -> dict[str, planreads.StoredSite]:
+        """What a plan on the stored walks reads of each of ``origins`` with a run, by
+        origin, in four statements (:mod:`auditor.history.planreads`)."""
+        return planreads.stored_sites(self._db, origins)
 
     def current_inventory_blob(
         self, site: str, *, with_files: bool = True

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from auditor.dispersion.segments import SEPARATOR, Segmenter, segment_key
+from auditor.history.planreads import BATCH_SITES
 from auditor.history.state import state_columns
 from auditor.planner.columns import Listed, segment_sums
 from auditor.planner.rates import (
@@ -29,7 +30,7 @@ from auditor.planner.rates import (
     pooled_rates,
     shrunk_rate,
 )
-from auditor.planner.robots import UNKNOWN, Disallowed, allowed_rows, kept_policy
+from auditor.planner.robots import UNKNOWN, Disallowed, allowed_rows, policy_kept
 from auditor.planner.schedule import (
     MIN_OBSERVED,
     REASONS,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
     from auditor.history import History
     from auditor.history.crawl import CrawlCounts, CrawlState
+    from auditor.history.planreads import StoredSite
     from auditor.history.records import RunRecord
     from auditor.sampler.robots import RobotsPolicy
     from auditor.walker import WalkOptions
@@ -141,9 +143,13 @@ def plan(
     it kept out. ``walk=False`` plans on the stored walks and robots.txt, without a
     request."""
     moment = now or datetime.now(UTC)
-    chosen = history.audited(sites)
-    for host, origins in _by_host(chosen):
-        gathered = [plan_site(history, origin, moment, walk, walk_options) for origin in origins]
+    hosts = _by_host(history.audited(sites))
+    stored = None if walk else _Stored(history, [o for _, origins in hosts for o in origins])
+    for host, origins in hosts:
+        gathered = [
+            plan_site(history, o, moment, walk, walk_options, stored.of(o) if stored else None)
+            for o in origins
+        ]
         pages = [g.pages for g in gathered]
         delays = [g.crawl_delay for g in gathered if g.crawl_delay is not None]
         for g in gathered:
@@ -179,6 +185,25 @@ def _named(pages: Sequence[SitePages], chosen: Chosen, moment: datetime) -> Iter
         yield fetch
 
 
+class _Stored:
+    """The stored reads of a plan's sites, :data:`BATCH_SITES` at a time as the plan
+    reaches them (host by host, in ``origins``' order)."""
+
+    def __init__(self, history: History, origins: Sequence[str]) -> None:
+        self._history, self._origins = history, origins
+        self._place = {origin: i for i, origin in enumerate(origins)}
+        self._read: set[str] = set()
+        self._batch: dict[str, StoredSite] = {}
+
+    def of(self, origin: str) -> StoredSite | None:
+        """``origin``'s stored reads (None: none), its batch read when first asked."""
+        if origin not in self._read:
+            start = self._place[origin]
+            chunk = self._origins[start : start + BATCH_SITES]
+            self._batch, self._read = self._history.stored_sites(chunk), set(chunk)
+        return self._batch.get(origin)
+
+
 def _by_host(origins: Iterable[str]) -> list[tuple[str, list[str]]]:
     from urllib.parse import urlsplit
 
@@ -211,9 +236,11 @@ def plan_site(
     now: datetime,
     walk: bool = True,
     walk_options: WalkOptions | None = None,
+    stored: StoredSite | None = None,
 ) -> SiteGathered:
     """One site's pages as the policy reads them (those its robots.txt allows), with a
-    fresh walk unless ``walk`` is false (then on the stored walk and robots.txt)."""
+    fresh walk unless ``walk`` is false (then on the stored walk and robots.txt: the
+    site's ``stored`` reads when given, else read now)."""
     if walk:
         current = history.current_inventory(site)
         if current is None:
@@ -223,18 +250,19 @@ def plan_site(
         policy: RobotsPolicy | None = walked.robots
         listed = Listed.of_frame(entries if walked.entries is None else walked.entries)
     else:
-        stored = history.current_inventory_blob(site, with_files=False)
-        if stored is None:
+        stored = stored or history.stored_sites([site]).get(site)
+        if stored is None or stored.inventory is None:
             return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
-        listed = Listed.of_state(state_columns(stored[2]))  # no DataFrame: 3 columns read
-        policy, previous = kept_policy(history, site), set()  # nothing walked: none new
+        listed = Listed.of_state(state_columns(stored.inventory))  # no DataFrame: 3 columns
+        policy, previous = policy_kept(stored.robots), set()  # nothing walked: none new
     allowed, disallowed = allowed_rows(site, listed.locs, policy)
     if allowed is not None:
         listed = listed.kept(allowed)
     if disallowed.urls or disallowed.rule == UNKNOWN:
         _log.info("plan: %s: %s", site, disallowed.sentence())
     delay = policy.crawl_delay if policy is not None else None
-    return SiteGathered(_pages(history, site, listed, previous, now), delay, disallowed)
+    pages = _pages(history, site, listed, previous, now, known=None if walk else stored)
+    return SiteGathered(pages, delay, disallowed)
 
 
 def _empty(site: str) -> SitePages:
@@ -251,13 +279,14 @@ def _pages(
     previous: set[str],
     now: datetime,
     result: dict[str, Any] | None = None,
+    known: StoredSite | None = None,
 ) -> SitePages:
     """The arrays of ``site``'s listed pages, from its entries and the crawl log (the
-    sub-sitemaps' verdicts from ``result``, else from the site's latest run)."""
+    sub-sitemaps' verdicts from ``result``, else from the site's latest run: ``known``'s
+    when given, else read now)."""
     listed = entries if isinstance(entries, Listed) else Listed.of_frame(entries)
     n, locs, lastmod = len(listed), listed.locs, listed.days
-    latest = history.latest_run(site) if result is None else None
-    stored = result if result is not None else _latest_result(history, latest)
+    latest, stored, site_id = _reads(history, site, result, known)
     segmenter = Segmenter.from_dict(((stored or {}).get("dispersion") or {}).get("groupings"))
     keys = segmenter.keys(listed.sitemaps, locs)
     names = sorted(set(keys))
@@ -265,7 +294,6 @@ def _pages(
     segment = np.array([code[key] for key in keys], dtype=np.intp)
     figures = _Figures(n)
     at = {loc: i for i, loc in enumerate(locs)}
-    site_id = history.site_id(site)
     if site_id is not None:
         for state in history.stream_crawl_states(site_id):
             i = at.get(state.loc)
@@ -365,6 +393,18 @@ class _Figures:
         self.observed[i] = state.observed_days
         self.dated_changes[i] = state.dated_changes
         self.dated_days[i] = state.dated_days
+
+
+def _reads(
+    history: History, site: str, result: dict[str, Any] | None, known: StoredSite | None
+) -> tuple[RunRecord | None, dict[str, Any] | None, int | None]:
+    """The site's latest run (None where ``result`` stands for it), the result its
+    verdicts are read from and its id: ``known``'s when given, else read now."""
+    if known is not None:
+        return known.latest, known.result, known.site_id
+    latest = history.latest_run(site) if result is None else None
+    stored = result if result is not None else _latest_result(history, latest)
+    return latest, stored, history.site_id(site)
 
 
 def _latest_result(history: History, latest: RunRecord | None) -> dict[str, Any] | None:

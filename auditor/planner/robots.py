@@ -37,6 +37,7 @@ __all__ = [
     "allowed_rows",
     "kept_policy",
     "leave_out",
+    "policy_kept",
     "stored_robots",
     "walk_policy",
 ]
@@ -81,7 +82,11 @@ def walk_policy(robots: RobotsFile | None, site: str, options: WalkOptions | Non
 
 def kept_policy(history: History, site: str) -> RobotsPolicy | None:
     """The policy of the robots.txt the history keeps for ``site``, or None."""
-    kept = history.stored_robots(site)
+    return policy_kept(history.stored_robots(site))
+
+
+def policy_kept(kept: StoredRobots | None) -> RobotsPolicy | None:
+    """The policy of a robots.txt as the history keeps it (None: none kept)."""
     if kept is None:
         return None
     if kept.rule == "parsed":
