@@ -14,7 +14,7 @@ Touches: the database.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,7 +23,7 @@ from auditor.history.backend import Database
 from auditor.history.records import RunRecord, instant
 from auditor.history.robots import StoredRobots
 
-__all__ = ["BATCH_SITES", "StoredSite", "stored_sites"]
+__all__ = ["BATCH_SITES", "Batched", "StoredSite", "stored_sites"]
 
 #: Sites read together: a batch holds their inventories (some 10 KB a site compressed)
 #: and results (about 2 KB) in memory, a few MB.
@@ -89,3 +89,24 @@ def _robots(row: Sequence[Any]) -> StoredRobots:
     url, rule, detail, body, read_at = row
     text = bytes(body).decode("utf-8", "surrogatepass")
     return StoredRobots(str(url), str(rule), str(detail), text, instant(read_at))
+
+
+class Batched:
+    """What ``read`` gives of each of ``origins``, read :data:`BATCH_SITES` at a time as
+    they are asked for (in ``origins``' order: a plan goes host by host)."""
+
+    def __init__(
+        self, read: Callable[[Sequence[str]], Mapping[str, StoredSite]], origins: Sequence[str]
+    ) -> None:
+        self._read, self._origins = read, origins
+        self._place = {origin: i for i, origin in enumerate(origins)}
+        self._asked: set[str] = set()
+        self._batch: Mapping[str, StoredSite] = {}
+
+    def of(self, origin: str) -> StoredSite | None:
+        """``origin``'s reads (None: none), its batch read when it is first asked for."""
+        if origin not in self._asked:
+            start = self._place[origin]
+            chunk = self._origins[start : start + BATCH_SITES]
+            self._batch, self._asked = self._read(chunk), set(chunk)
+        return self._batch.get(origin)

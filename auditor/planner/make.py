@@ -12,15 +12,16 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from auditor.dispersion.segments import SEPARATOR, Segmenter, segment_key
-from auditor.history.planreads import BATCH_SITES
+from auditor.history.planreads import Batched
 from auditor.history.state import state_columns
 from auditor.planner.columns import Listed, segment_sums
+from auditor.planner.fetch import PlannedFetch, named_fetches
 from auditor.planner.rates import (
     DEFAULT_RATE,
     MIN_POOL_PAGES,
@@ -31,13 +32,7 @@ from auditor.planner.rates import (
     shrunk_rate,
 )
 from auditor.planner.robots import UNKNOWN, Disallowed, allowed_rows, policy_kept
-from auditor.planner.schedule import (
-    MIN_OBSERVED,
-    REASONS,
-    Chosen,
-    SitePages,
-    schedule_arrays,
-)
+from auditor.planner.schedule import MIN_OBSERVED, SitePages, schedule_arrays
 from auditor.planner.signal import Signal, signal_of
 from auditor.planner.walk import walk_site
 from auditor.sampler.pacing import DEFAULT_DELAY
@@ -82,43 +77,6 @@ def __getattr__(name: str) -> Any:
 BUDGET_SHARE = 0.5
 
 
-@dataclass(frozen=True)
-class PlannedFetch:
-    """One fetch the crawler should make: when, why, and how likely it finds a change.
-
-    ``priority`` is higher-first; ``due_at`` aware; ``p_changed`` the estimated chance
-    that the page changed since the crawler's copy (1.0 when it has none); ``reason``
-    one of ``lastmod-advanced``, ``new-url``, ``never-fetched``, ``rate``,
-    ``verification``, ``explore``, ``retry``; ``verdict`` the verdict of the URL's sub-sitemap (or
-    its group) the plan read lastmod by (``untrusted`` where the crawler's fetches
-    contradicted a trusted one since its audit).
-    """
-
-    url: str
-    site: str
-    sitemap: str
-    due_at: datetime
-    reason: str
-    priority: float
-    p_changed: float
-    lastmod: datetime | None = None
-    verdict: str = "inconclusive"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON Lines object of ``auditor plan``."""
-        return {
-            "url": self.url,
-            "site": self.site,
-            "sitemap": self.sitemap,
-            "due_at": self.due_at.isoformat(),
-            "reason": self.reason,
-            "priority": round(self.priority, 6),
-            "p_changed": round(self.p_changed, 4),
-            "lastmod": self.lastmod.isoformat() if self.lastmod else None,
-            "verdict": self.verdict,
-        }
-
-
 def default_budget(crawl_delay: float | None = None) -> int:
     """Fetches a day a host is given by default (:data:`BUDGET_SHARE`)."""
     delay = max(DEFAULT_DELAY, crawl_delay or 0.0)
@@ -144,7 +102,8 @@ def plan(
     request."""
     moment = now or datetime.now(UTC)
     hosts = _by_host(history.audited(sites))
-    stored = None if walk else _Stored(history, [o for _, origins in hosts for o in origins])
+    every = [origin for _, origins in hosts for origin in origins]
+    stored = None if walk else Batched(history.stored_sites, every)
     for host, origins in hosts:
         gathered = [
             plan_site(history, o, moment, walk, walk_options, stored.of(o) if stored else None)
@@ -157,51 +116,7 @@ def plan(
                 on_robots(g.robots)
         limit = budget if budget is not None else default_budget(max(delays, default=None))
         _log.info("planning %s: %d sites, budget %d a day", host, len(pages), limit)
-        yield from _named(pages, schedule_arrays(pages, limit, horizon_days), moment)
-
-
-_FIELDS = tuple(PlannedFetch.__dataclass_fields__)
-
-
-def _named(pages: Sequence[SitePages], chosen: Chosen, moment: datetime) -> Iterator[PlannedFetch]:
-    """The ``chosen`` fetches of one host's ``pages`` named, in order: URL, sub-sitemap,
-    due time, lastmod and verdict, read from plain lists (one Python value a fetch,
-    not a numpy scalar), each due time made once."""
-    due: dict[float, datetime] = {}
-    codes = [site.segment.tolist() for site in pages]
-    verdicts = [[signal.verdict for signal in site.signals] for site in pages]
-    new = object.__new__
-    for s, page, wait, reason, priority, p in zip(*(a.tolist() for a in chosen), strict=True):
-        site, code = pages[s], codes[s][page]
-        at = due.get(wait)
-        if at is None:
-            at = due[wait] = moment + timedelta(days=wait)
-        values = (site.locs[page], site.site, site.sitemaps[code], at, REASONS[reason],
-                  priority, p, site.lastmods[page], verdicts[s][code])  # fmt: skip
-        # The frozen dataclass's fields set as its __init__ would, at half the cost of
-        # its object.__setattr__ a field (42 million fetches for 100,000 sites).
-        fetch = new(PlannedFetch)
-        fetch.__dict__.update(zip(_FIELDS, values, strict=True))
-        yield fetch
-
-
-class _Stored:
-    """The stored reads of a plan's sites, :data:`BATCH_SITES` at a time as the plan
-    reaches them (host by host, in ``origins``' order)."""
-
-    def __init__(self, history: History, origins: Sequence[str]) -> None:
-        self._history, self._origins = history, origins
-        self._place = {origin: i for i, origin in enumerate(origins)}
-        self._read: set[str] = set()
-        self._batch: dict[str, StoredSite] = {}
-
-    def of(self, origin: str) -> StoredSite | None:
-        """``origin``'s stored reads (None: none), its batch read when first asked."""
-        if origin not in self._read:
-            start = self._place[origin]
-            chunk = self._origins[start : start + BATCH_SITES]
-            self._batch, self._read = self._history.stored_sites(chunk), set(chunk)
-        return self._batch.get(origin)
+        yield from named_fetches(pages, schedule_arrays(pages, limit, horizon_days), moment)
 
 
 def _by_host(origins: Iterable[str]) -> list[tuple[str, list[str]]]:
