@@ -500,13 +500,15 @@ class History:
         by_url: Collection[str] = (),
         batches: bool = False,
         pending: bool = True,
+        site_id: int | None = None,
     ) -> CrawlLogCounts:
         """What the crawler's fetches in ``[since, until)`` showed of lastmod: per
         sub-sitemap, and URL by URL for the files ``by_url`` (those split into groups:
         :mod:`auditor.history.crawlcounts`), the fetches pending a walk after them counted
         as such unless ``pending`` is False; empty for a site the history does not know.
-        ``batches``: the crawl batches they came from too."""
-        site_id = self.site_id(site)
+        ``batches``: the crawl batches they came from too; ``site_id``: the site's id when
+        the caller has it (no look-up)."""
+        site_id = self.site_id(site) if site_id is None else site_id
         if site_id is None:
             return CrawlLogCounts()
         return read_crawl_counts(

@@ -218,7 +218,8 @@ def _pages(
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
     looks = figures.looks()
-    crawled = _crawled_since(history, site, latest, segmenter) if result is None else {}
+    known_site = (site, site_id)
+    crawled = _crawled_since(history, known_site, latest, segmenter) if result is None else {}
     segments = _segments(names, (segment, looks), figures, stored, crawled)
     own = figures.own_rate()
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
@@ -327,14 +328,20 @@ def _latest_result(history: History, latest: RunRecord | None) -> dict[str, Any]
 
 
 def _crawled_since(
-    history: History, site: str, latest: RunRecord | None, segmenter: Segmenter
+    history: History,
+    site: tuple[str, int | None],
+    latest: RunRecord | None,
+    segmenter: Segmenter,
 ) -> Mapping[str, CrawlCounts]:
-    """The crawler's counts per segment since the site's ``latest`` run: the files that
-    run split read URL by URL, each URL counted in its group by the run's own
-    ``segmenter`` (the one the pages are labelled with), the other files whole."""
+    """The crawler's counts per segment since the ``site``'s (origin, id) ``latest`` run:
+    the files that run split read URL by URL, each URL counted in its group by the run's
+    own ``segmenter`` (the one the pages are labelled with), the other files whole."""
     if latest is None:
         return {}
-    counts = history.crawl_log_counts(site, latest.started_at, by_url=segmenter.groupings)
+    origin, site_id = site
+    counts = history.crawl_log_counts(
+        origin, latest.started_at, by_url=segmenter.groupings, site_id=site_id
+    )
     return counts.attributed(segmenter).keyed
 
 
