@@ -8,6 +8,7 @@ Touches: nothing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from json.encoder import encode_basestring
@@ -20,12 +21,34 @@ __all__ = ["csv_rows", "json_lines"]
 
 #: How ``json.dumps`` writes the floats that are no numbers (``repr`` writes them so).
 _SPECIAL = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+#: Numbers' texts kept at most (then forgotten, and made again as they come).
+_KEPT = 10_000
 
 
 def _number(value: float) -> str:
-    """A float as ``json.dumps`` writes it."""
+    """A number as ``json.dumps`` writes it."""
+    if not isinstance(value, float):
+        return json.dumps(value)
     text = float.__repr__(value)
     return _SPECIAL[text] if text[-1] > "9" else text  # a number's repr ends in a digit
+
+
+def _rounded(digits: int) -> Callable[[float], str]:
+    """``_number(round(value, digits))``, each value's text made once (a plan's
+    priorities and chances repeat: 1.0 for every page never fetched)."""
+    made: dict[float, str] = {}
+
+    def text(value: float) -> str:
+        if type(value) is not float or not value:  # 1 == 1.0, 0.0 == -0.0: not the same text
+            return _number(round(value, digits))
+        found = made.get(value)
+        if found is None:
+            if len(made) > _KEPT:
+                made.clear()
+            found = made[value] = _number(round(value, digits))
+        return found
+
+    return text
 
 
 class _Texts:
@@ -62,13 +85,14 @@ def json_lines(fetches: Iterable[PlannedFetch]) -> Iterator[str]:
     """Each fetch as ``json.dumps(fetch.to_dict(), ensure_ascii=False)`` writes it."""
     due, site = _Texts(datetime.isoformat), _Texts(encode_basestring)
     sitemap, word = _Texts(encode_basestring), _encoded()
+    priority, chance = _rounded(6), _rounded(4)
     for f in fetches:
         lastmod = "null" if f.lastmod is None else '"' + f.lastmod.isoformat() + '"'
         yield (
             f'{{"url": {encode_basestring(f.url)}, "site": {site.text(f.site)}, '
             f'"sitemap": {sitemap.text(f.sitemap)}, "due_at": "{due.text(f.due_at)}", '
-            f'"reason": {word(f.reason)}, "priority": {_number(round(f.priority, 6))}, '
-            f'"p_changed": {_number(round(f.p_changed, 4))}, "lastmod": {lastmod}, '
+            f'"reason": {word(f.reason)}, "priority": {priority(f.priority)}, '
+            f'"p_changed": {chance(f.p_changed)}, "lastmod": {lastmod}, '
             f'"verdict": {word(f.verdict)}}}'
         )
 

@@ -157,6 +157,31 @@ def _fetches() -> list[PlannedFetch]:
             0.0,
             datetime(1, 1, 1, tzinfo=UTC),
         ),
+        *[
+            PlannedFetch(
+                f"https://x.example/{k}",
+                "https://x.example",
+                "s",
+                now,
+                "rate",
+                priority,
+                p,
+                None,
+                "partial",
+            )
+            for k, (priority, p) in enumerate(
+                [
+                    (-0.0, 0.0),
+                    (0.0, -0.0),
+                    (1, 1.0),
+                    (1.0, 1),
+                    (0.1 + 0.2, 0.30000001),
+                    (0.1 + 0.2, 0.30000001),
+                    (2.5e-7, 0.99995),
+                    (1e300, 5e-5),
+                ]
+            )
+        ],
     ]
 
 
