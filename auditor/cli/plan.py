@@ -148,8 +148,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     counts: Counter[tuple[str, str]] = Counter()
     robots: dict[str, Disallowed] = {}
     with History.open(args.db) as history:
-        known = {record.origin for record in history.sites()}
-        if sites is not None:
+        if sites is not None:  # every site in the history read only to name those not in it
+            known = {record.origin for record in history.sites()}
             unknown = [s for s in sites if s not in known]
             if unknown:
                 raise UsageError(f"not in the history (audit it first): {', '.join(unknown)}")
