@@ -1,10 +1,13 @@
 """A site's inventory columns as the plan reads them, without a Python object a row
-where none is needed: texts from categoricals by their categories, lastmods as days
-since the epoch with the aware datetimes made only for the pages a plan names, and
-the per-segment sums of the crawl log's figures.
+where none is needed: its listing (:class:`Listed`: locs, sub-sitemaps, lastmods), read
+from the stored blob without a DataFrame or from a walk's entries, texts from
+categoricals by their categories, lastmods as days since the epoch with the aware
+datetimes made only for the pages a plan names (:class:`Instants`), and the per-segment
+sums of the crawl log's figures.
 
 A plan of 100,000 sites reads some 45 million inventory rows; a Python datetime made
-for each (``entry_rows``) and a boolean mask per segment were most of its time.
+for each (``entry_rows``), the DataFrame of each inventory and a boolean mask per
+segment were most of its time.
 
 Touches: nothing.
 """
