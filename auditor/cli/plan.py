@@ -146,9 +146,10 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     counts: Counter[tuple[str, str]] = Counter()
     robots: dict[str, Disallowed] = {}
     with History.open(args.db) as history:
-        known = {record.origin for record in history.sites()}
-        sites = None if found is None else found.known_as(known)
-        if sites is not None:
+        sites = None
+        if found is not None:  # every site in the history read only to name those given
+            known = {record.origin for record in history.sites()}
+            sites = found.known_as(known)
             unknown = [s for s in sites if s not in known]
             if unknown:
                 raise UsageError(f"not in the history (audit it first): {', '.join(unknown)}")
@@ -170,20 +171,39 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 def _write_plan(
     fetches: Iterable[PlannedFetch], form: str, counts: Counter[tuple[str, str]]
 ) -> None:
+    """Write the plan as it streams (:mod:`auditor.planner.lines`: the text of each
+    fetch's ``to_dict``), counting its fetches by site and reason."""
+    from auditor.planner.lines import csv_rows, json_lines
+
     out = sys.stdout
-    writer = csv.writer(out, lineterminator="\n") if form == "csv" else None
-    if writer is not None:
+    counted = _counted(fetches, counts)
+    if form == "csv":
+        writer = csv.writer(out, lineterminator="\n")
         writer.writerow(PLAN_COLUMNS)
+        writer.writerows(csv_rows(counted))
+    else:
+        lines = (f.url for f in counted) if form == "text" else json_lines(counted)
+        batch: list[str] = []
+        for line in lines:
+            batch.append(line)
+            if len(batch) == _BATCH:
+                out.write("\n".join(batch) + "\n")
+                batch.clear()
+        if batch:
+            out.write("\n".join(batch) + "\n")
+    out.flush()
+
+
+#: Lines written to stdout at a time.
+_BATCH = 1_000
+
+
+def _counted(
+    fetches: Iterable[PlannedFetch], counts: Counter[tuple[str, str]]
+) -> Iterator[PlannedFetch]:
     for fetch in fetches:
         counts[(fetch.site, fetch.reason)] += 1
-        if form == "text":
-            out.write(fetch.url + "\n")
-        elif writer is not None:
-            row = fetch.to_dict()
-            writer.writerow(["" if row[c] is None else row[c] for c in PLAN_COLUMNS])
-        else:
-            out.write(json.dumps(fetch.to_dict(), ensure_ascii=False) + "\n")
-    out.flush()
+        yield fetch
 
 
 def _plan_summary(counts: Counter[tuple[str, str]], robots: Mapping[str, Disallowed]) -> None:

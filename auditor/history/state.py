@@ -39,7 +39,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -53,9 +53,11 @@ __all__ = [
     "FULL_STATE_COLUMNS",
     "STATE_COLUMNS",
     "STATE_VERSION",
+    "StateColumns",
     "StateLocs",
     "decode_state",
     "encode_state",
+    "state_columns",
     "state_locs",
 ]
 
@@ -303,6 +305,37 @@ def state_locs(blob: bytes) -> StateLocs:
         raise HistoryError(f"url_state: {codes.size} sitemap codes for {n} URLs")
     names = [str(name) for name in header["sitemaps"]]
     return StateLocs(blob, n, names, codes, str(header["loc_format"]), spans["loc"])
+
+
+class StateColumns(NamedTuple):
+    """The columns a plan reads of a ``url_state`` blob, without a DataFrame: the locs,
+    each one's sub-sitemap as a code (int32, -1 for none) into ``sitemaps``, and each
+    lastmod as int64 microseconds since the epoch (the int64 minimum for none)."""
+
+    locs: list[str]
+    sitemaps: list[str]
+    sitemap_codes: np.ndarray
+    lastmod: np.ndarray
+
+
+def state_columns(blob: bytes) -> StateColumns:
+    """The :class:`StateColumns` of a blob made by :func:`encode_state` (its other
+    sections not decompressed)."""
+    header, spans = _spans(blob)
+    n = int(header["urls"])
+    try:
+        loc, sitemap, lastmod = (zlib.decompress(blob[a:b]) for a, b in
+                                 (spans["loc"], spans["sitemap"], spans["lastmod"]))  # fmt: skip
+    except zlib.error as exc:
+        raise HistoryError(f"url_state: damaged blob ({exc})") from exc
+    locs = _decode_locs(header["loc_format"], loc, n)
+    codes = np.frombuffer(sitemap, dtype="<i4")
+    names = [str(name) for name in header["sitemaps"]]
+    if len(locs) != n or codes.size != n:
+        raise HistoryError(f"url_state: {len(locs)} locs, {codes.size} sitemap codes for {n} URLs")
+    if n and (int(codes.min()) < -1 or int(codes.max()) >= len(names)):
+        raise HistoryError("url_state: damaged sitemap codes")
+    return StateColumns(locs, names, codes, _unshuffle(lastmod, n))
 
 
 def _line_batches(packed: bytes, n: int, size: int) -> Iterator[list[str]]:

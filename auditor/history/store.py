@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from auditor.history import batches, crawl, fleets, robots
+from auditor.history import batches, crawl, fleets, planreads, robots
 from auditor.history.backend import Database
 from auditor.history.crawlcounts import (
     CrawlLogCounts,
@@ -393,17 +393,13 @@ class History:
         latest = self.latest_run(site)
         return self.pages(latest.run_id) if latest else []
 
-    def audit_fetches(self, site: str) -> list[tuple[str, datetime, bool | None]]:
-        """Each good fetch of ``site``'s audit samples, every run: its URL, when, and
+    def audit_fetches(self, site_id: int) -> list[tuple[str, datetime, bool | None]]:
+        """Each good fetch of a site's audit samples, every run: its URL, when, and
         whether its main content changed since the page's previous fetch (None: not
         compared)."""
-        rows = self._all(
-            "SELECT p.loc, p.fetched_at, p.content_changed FROM pages p"
-            " JOIN runs r ON r.id = p.run_id JOIN sites s ON s.id = r.site_id"
-            " WHERE s.origin = ? AND p.status BETWEEN 200 AND 299 AND p.error IS NULL",
-            (site,),
-        )
-        return [(loc, instant(at), None if c is None else bool(c)) for loc, at, c in rows]
+        from auditor.history.planreads import audit_fetches
+
+        return audit_fetches(self._db, [site_id]).get(site_id, [])
 
     def segment_verdicts(self, run_id: int) -> dict[str, str]:
         """Each segment's verdict in a run, by segment key (a sub-sitemap's URL, or its
@@ -512,13 +508,15 @@ class History:
         by_url: Collection[str] = (),
         batches: bool = False,
         pending: bool = True,
+        site_id: int | None = None,
     ) -> CrawlLogCounts:
         """What the crawler's fetches in ``[since, until)`` showed of lastmod: per
         sub-sitemap, and URL by URL for the files ``by_url`` (those split into groups:
         :mod:`auditor.history.crawlcounts`), the fetches pending a walk after them counted
         as such unless ``pending`` is False; empty for a site the history does not know.
-        ``batches``: the crawl batches they came from too."""
-        site_id = self.site_id(site)
+        ``batches``: the crawl batches they came from too; ``site_id``: the site's id when
+        the caller has it (no look-up)."""
+        site_id = self.site_id(site) if site_id is None else site_id
         if site_id is None:
             return CrawlLogCounts()
         return read_crawl_counts(
@@ -585,11 +583,17 @@ class History:
             return None
         return found[0], found[1], decode_state(found[2])
 
+    def stored_sites(self, origins: Sequence[str]) -> dict[str, planreads.StoredSite]:
+        """What a plan on the stored walks reads of each of ``origins`` with a run, by
+        origin, in four statements (:mod:`auditor.history.planreads`)."""
+        return planreads.stored_sites(self._db, origins)
+
     def current_inventory_blob(
-        self, site: str
+        self, site: str, *, with_files: bool = True
     ) -> tuple[datetime, list[dict[str, Any]], bytes] | None:
         """:meth:`current_inventory` with its entries still encoded (a ``url_state``
-        blob: :func:`~auditor.history.state.state_locs` reads its locs without a frame)."""
+        blob: :func:`~auditor.history.state.state_locs` reads its locs without a frame);
+        ``with_files`` False: its sitemap files not read (an empty list)."""
         latest = self.latest_run(site)
         if latest is None:
             return None
@@ -599,15 +603,16 @@ class History:
             (site,),
         )
         if rows and instant(rows[0][0]) > latest.started_at:
-            files = [file_dict(row) for row in crawl.files_of_json(rows[0][1])]
-            return instant(rows[0][0]), files, bytes(rows[0][2])
+            walked = crawl.files_of_json(rows[0][1]) if with_files else []
+            return instant(rows[0][0]), [file_dict(row) for row in walked], bytes(rows[0][2])
         state = self._all(
             "SELECT u.data FROM url_state u JOIN sites s ON s.id = u.site_id WHERE s.origin = ?",
             (site,),
         )
         if not state:
             return None
-        return latest.started_at, self.sitemap_files(latest.run_id), bytes(state[0][0])
+        files = self.sitemap_files(latest.run_id) if with_files else []
+        return latest.started_at, files, bytes(state[0][0])
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,17 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from auditor.dispersion.segments import SEPARATOR, Segmenter, segment_key
+from auditor.history.planreads import Batched
+from auditor.history.state import state_columns
 from auditor.planner.audits import AuditInterval, audit_intervals, outside_crawl
+from auditor.planner.columns import Listed, segment_sums
+from auditor.planner.fetch import PlannedFetch, named_fetches
 from auditor.planner.rates import (
     DEFAULT_RATE,
     MIN_POOL_PAGES,
@@ -28,22 +32,19 @@ from auditor.planner.rates import (
     pooled_rates,
     shrunk_rate,
 )
-from auditor.planner.robots import UNKNOWN, Disallowed, kept_policy, leave_out
-from auditor.planner.schedule import (
-    MIN_OBSERVED,
-    SitePages,
-    schedule_host,
-)
+from auditor.planner.robots import UNKNOWN, Disallowed, allowed_rows, policy_kept
+from auditor.planner.schedule import MIN_OBSERVED, SitePages, schedule_arrays
 from auditor.planner.signal import Signal, signal_of
 from auditor.planner.walk import walk_site
 from auditor.sampler.pacing import DEFAULT_DELAY
-from auditor.walker.inventory import entry_rows
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from auditor.history import History
     from auditor.history.crawl import CrawlCounts, CrawlState
+    from auditor.history.planreads import StoredSite
+    from auditor.history.records import RunRecord
     from auditor.sampler.robots import RobotsPolicy
     from auditor.walker import WalkOptions
 
@@ -77,43 +78,6 @@ def __getattr__(name: str) -> Any:
 BUDGET_SHARE = 0.5
 
 
-@dataclass(frozen=True)
-class PlannedFetch:
-    """One fetch the crawler should make: when, why, and how likely it finds a change.
-
-    ``priority`` is higher-first; ``due_at`` aware; ``p_changed`` the estimated chance
-    that the page changed since the crawler's copy (1.0 when it has none); ``reason``
-    one of ``lastmod-advanced``, ``new-url``, ``never-fetched``, ``rate``,
-    ``verification``, ``explore``, ``retry``; ``verdict`` the verdict of the URL's sub-sitemap (or
-    its group) the plan read lastmod by (``untrusted`` where the crawler's fetches
-    contradicted a trusted one since its audit).
-    """
-
-    url: str
-    site: str
-    sitemap: str
-    due_at: datetime
-    reason: str
-    priority: float
-    p_changed: float
-    lastmod: datetime | None = None
-    verdict: str = "inconclusive"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON Lines object of ``auditor plan``."""
-        return {
-            "url": self.url,
-            "site": self.site,
-            "sitemap": self.sitemap,
-            "due_at": self.due_at.isoformat(),
-            "reason": self.reason,
-            "priority": round(self.priority, 6),
-            "p_changed": round(self.p_changed, 4),
-            "lastmod": self.lastmod.isoformat() if self.lastmod else None,
-            "verdict": self.verdict,
-        }
-
-
 def default_budget(crawl_delay: float | None = None) -> int:
     """Fetches a day a host is given by default (:data:`BUDGET_SHARE`)."""
     delay = max(DEFAULT_DELAY, crawl_delay or 0.0)
@@ -138,9 +102,14 @@ def plan(
     it kept out. ``walk=False`` plans on the stored walks and robots.txt, without a
     request."""
     moment = now or datetime.now(UTC)
-    chosen = history.audited(sites)
-    for host, origins in _by_host(chosen):
-        gathered = [plan_site(history, origin, moment, walk, walk_options) for origin in origins]
+    hosts = _by_host(history.audited(sites))
+    every = [origin for _, origins in hosts for origin in origins]
+    stored = None if walk else Batched(history.stored_sites, every)
+    for host, origins in hosts:
+        gathered = [
+            plan_site(history, o, moment, walk, walk_options, stored.of(o) if stored else None)
+            for o in origins
+        ]
         pages = [g.pages for g in gathered]
         delays = [g.crawl_delay for g in gathered if g.crawl_delay is not None]
         for g in gathered:
@@ -148,19 +117,7 @@ def plan(
                 on_robots(g.robots)
         limit = budget if budget is not None else default_budget(max(delays, default=None))
         _log.info("planning %s: %d sites, budget %d a day", host, len(pages), limit)
-        for c in schedule_host(pages, limit, horizon_days):
-            site = pages[c.site]
-            yield PlannedFetch(
-                url=str(site.locs[c.page]),
-                site=site.site,
-                sitemap=site.sitemap(c.page),
-                due_at=moment + timedelta(days=c.due_in_days),
-                reason=c.reason,
-                priority=c.priority,
-                p_changed=c.p_changed,
-                lastmod=site.lastmods[c.page],
-                verdict=site.signal(c.page).verdict,
-            )
+        yield from named_fetches(pages, schedule_arrays(pages, limit, horizon_days), moment)
 
 
 def _by_host(origins: Iterable[str]) -> list[tuple[str, list[str]]]:
@@ -195,25 +152,33 @@ def plan_site(
     now: datetime,
     walk: bool = True,
     walk_options: WalkOptions | None = None,
+    stored: StoredSite | None = None,
 ) -> SiteGathered:
     """One site's pages as the policy reads them (those its robots.txt allows), with a
-    fresh walk unless ``walk`` is false (then on the stored walk and robots.txt)."""
-    current = history.current_inventory(site)
-    if current is None:
-        return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
-    entries, previous = current[2], set(current[2]["loc"])
+    fresh walk unless ``walk`` is false (then on the stored walk and robots.txt: the
+    site's ``stored`` reads when given, else read now)."""
     if walk:
+        current = history.current_inventory(site)
+        if current is None:
+            return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
+        entries, previous = current[2], set(current[2]["loc"])
         walked = walk_site(history, site, current, now, walk_options)
         policy: RobotsPolicy | None = walked.robots
-        entries = entries if walked.entries is None else walked.entries
+        listed = Listed.of_frame(entries if walked.entries is None else walked.entries)
     else:
-        policy = kept_policy(history, site)
-        previous = set()  # nothing was walked: no URL is new since
-    entries, disallowed = leave_out(site, entries, policy)
+        stored = stored or history.stored_sites([site]).get(site)
+        if stored is None or stored.inventory is None:
+            return SiteGathered(_empty(site), None, Disallowed(site, 0, "allow-all", "no walk"))
+        listed = Listed.of_state(state_columns(stored.inventory))  # no DataFrame: 3 columns
+        policy, previous = policy_kept(stored.robots), set()  # nothing walked: none new
+    allowed, disallowed = allowed_rows(site, listed.locs, policy)
+    if allowed is not None:
+        listed = listed.kept(allowed)
     if disallowed.urls or disallowed.rule == UNKNOWN:
         _log.info("plan: %s: %s", site, disallowed.sentence())
     delay = policy.crawl_delay if policy is not None else None
-    return SiteGathered(_pages(history, site, entries, previous, now), delay, disallowed)
+    pages = _pages(history, site, listed, previous, now, known=None if walk else stored)
+    return SiteGathered(pages, delay, disallowed)
 
 
 def _empty(site: str) -> SitePages:
@@ -226,36 +191,39 @@ def _empty(site: str) -> SitePages:
 def _pages(
     history: History,
     site: str,
-    entries: pd.DataFrame,
+    entries: pd.DataFrame | Listed,
     previous: set[str],
     now: datetime,
     result: dict[str, Any] | None = None,
+    known: StoredSite | None = None,
 ) -> SitePages:
     """The arrays of ``site``'s listed pages, from its entries and the crawl log (the
-    sub-sitemaps' verdicts from ``result``, else from the site's latest run)."""
-    n = len(entries)
-    locs = [str(loc) for loc in entries["loc"]]
-    stored = result if result is not None else _latest_result(history, site)
+    sub-sitemaps' verdicts from ``result``, else from the site's latest run: ``known``'s
+    when given, else read now)."""
+    listed = entries if isinstance(entries, Listed) else Listed.of_frame(entries)
+    n, locs, lastmod = len(listed), listed.locs, listed.days
+    latest, stored, site_id = _reads(history, site, result, known)
     segmenter = Segmenter.from_dict(((stored or {}).get("dispersion") or {}).get("groupings"))
-    keys = segmenter.keys([str(s) for s in entries["sitemap"]], locs)
+    keys = segmenter.keys(listed.sitemaps, locs)
     names = sorted(set(keys))
     code = {name: i for i, name in enumerate(names)}
     segment = np.array([code[key] for key in keys], dtype=np.intp)
-    lastmod = _days_since_epoch(entries["lastmod"])
     figures = _Figures(n)
     at = {loc: i for i, loc in enumerate(locs)}
-    site_id = history.site_id(site)
     if site_id is not None:
         for state in history.stream_crawl_states(site_id):
             i = at.get(state.loc)
             if i is not None:
                 figures.take(i, state, now)
-    figures.add_audits(audit_intervals(history.audit_fetches(site)), at, now)
+    if site_id is not None:
+        audited = known.audits if known is not None else history.audit_fetches(site_id)
+        figures.add_audits(audit_intervals(audited), at, now)
     advanced = ~np.isnan(lastmod) & (
         np.isnan(figures.copy_lastmod) | (lastmod > figures.copy_lastmod)
     )
     looks = figures.looks()
-    crawled = _crawled_since(history, site, segmenter) if result is None else {}
+    known_site = (site, site_id)
+    crawled = _crawled_since(history, known_site, latest, segmenter) if result is None else {}
     segments = _segments(names, (segment, looks), figures, stored, crawled)
     own = figures.own_rate()
     pool = np.array([s.pool_rate for s in segments] + [DEFAULT_RATE])[segment]
@@ -267,7 +235,7 @@ def _pages(
         sitemaps=[name.partition(SEPARATOR)[0] for name in names],
         groups=[name.partition(SEPARATOR)[2] or None for name in names],
         signals=[s.signal for s in segments],
-        lastmods=[lastmod for _, _, lastmod, _ in entry_rows(entries)],
+        lastmods=listed.lastmods,
         rate=_rates(own, figures, pool, (segment, looks), len(names)),
         copy_age=figures.copy_age,
         fetch_age=figures.fetch_age,
@@ -363,19 +331,37 @@ class _Figures:
         self.dated_days[i] = state.dated_days
 
 
-def _latest_result(history: History, site: str) -> dict[str, Any] | None:
-    latest = history.latest_run(site)
+def _reads(
+    history: History, site: str, result: dict[str, Any] | None, known: StoredSite | None
+) -> tuple[RunRecord | None, dict[str, Any] | None, int | None]:
+    """The site's latest run (None where ``result`` stands for it), the result its
+    verdicts are read from and its id: ``known``'s when given, else read now."""
+    if known is not None:
+        return known.latest, known.result, known.site_id
+    latest = history.latest_run(site) if result is None else None
+    stored = result if result is not None else _latest_result(history, latest)
+    return latest, stored, history.site_id(site)
+
+
+def _latest_result(history: History, latest: RunRecord | None) -> dict[str, Any] | None:
     return history.result(latest.run_id) if latest else None
 
 
-def _crawled_since(history: History, site: str, segmenter: Segmenter) -> Mapping[str, CrawlCounts]:
-    """The crawler's counts per segment since the site's latest run: the files that run
-    split read URL by URL, each URL counted in its group by the run's own ``segmenter``
-    (the one the pages are labelled with), the other files whole."""
-    latest = history.latest_run(site)
+def _crawled_since(
+    history: History,
+    site: tuple[str, int | None],
+    latest: RunRecord | None,
+    segmenter: Segmenter,
+) -> Mapping[str, CrawlCounts]:
+    """The crawler's counts per segment since the ``site``'s (origin, id) ``latest`` run:
+    the files that run split read URL by URL, each URL counted in its group by the run's
+    own ``segmenter`` (the one the pages are labelled with), the other files whole."""
     if latest is None:
         return {}
-    counts = history.crawl_log_counts(site, latest.started_at, by_url=segmenter.groupings)
+    origin, site_id = site
+    counts = history.crawl_log_counts(
+        origin, latest.started_at, by_url=segmenter.groupings, site_id=site_id
+    )
     return counts.attributed(segmenter).keyed
 
 
@@ -396,6 +382,11 @@ def _segments(
         segment_key(s["sitemap"], (s.get("group") or {}).get("pattern")): s
         for s in (stored or {}).get("segments", [])
     }
+    sums = segment_sums(segment, len(names), looks, figures.intervals, figures.changes,
+                        figures.observed, figures.dated_changes, figures.dated_days)  # fmt: skip
+    intervals, observed = sums[0], sums[3]
+    undated = cgm_rate(sums[1], sums[2], observed)
+    pooled = dated_rate(undated, observed, sums[4], sums[5])
     found = []
     for code, name in enumerate(names):
         run = by_name.get(name, {})
@@ -408,15 +399,8 @@ def _segments(
         verdict = str(run.get("verdict") or "inconclusive")
         if verdict == "trusted" and crawl is not None and _contradicted(crawl):
             verdict = "untrusted"  # degraded since the run: planned by rate from now on
-        mine = segment == code
-        intervals = float(looks[mine].sum())
-        observed = np.array([figures.observed[mine].sum()])
-        undated = cgm_rate(np.array([figures.intervals[mine].sum()]),
-                           np.array([figures.changes[mine].sum()]), observed)  # fmt: skip
-        dated = (np.array([figures.dated_changes[mine].sum()]),
-                 np.array([figures.dated_days[mine].sum()]))  # fmt: skip
-        pooled = dated_rate(undated, observed, *dated)[0]
-        found.append(_Segment(signal_of(verdict, *counts), _pool(pooled, intervals, run)))
+        pool = _pool(float(pooled[code]), float(intervals[code]), run)
+        found.append(_Segment(signal_of(verdict, *counts), pool))
     return found
 
 
@@ -443,11 +427,19 @@ def _pool(crawled: float, crawl_n: float, run: dict[str, Any]) -> float:
     if panel is not None and run.get("compared"):
         weights.append(float(run["compared"]))
         rates.append(float(panel))
-    return float(np.average(rates, weights=weights))
+    return weighted_mean(rates, weights)
 
 
-def _days_since_epoch(column: pd.Series[Any]) -> np.ndarray[Any, Any]:
-    values = column.to_numpy(dtype="datetime64[us]", na_value=np.datetime64("NaT"))
-    days = values.astype("int64").astype(float) / 86_400e6
-    days[np.isnat(values)] = np.nan
-    return days
+def weighted_mean(values: Sequence[float], weights: Sequence[float]) -> float:
+    """``np.average(values, weights=weights)`` of a few floats, to the last bit, in
+    plain floats (numpy's call costs some 20 us, twenty times a site): numpy sums so
+    few items left to right (not Python's ``sum``, compensated since 3.12)."""
+
+    def summed(items: Sequence[float]) -> float:
+        total = items[0]
+        for item in items[1:]:
+            total += item
+        return total
+
+    products = [v * w for v, w in zip(values, weights, strict=True)]
+    return summed(products) / summed(weights)

@@ -17,6 +17,7 @@ Touches: the network, the database.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -33,8 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Disallowed",
+    "allowed_rows",
     "kept_policy",
     "leave_out",
+    "policy_kept",
     "stored_robots",
     "walk_policy",
 ]
@@ -79,7 +82,11 @@ def walk_policy(robots: RobotsFile | None, site: str, options: WalkOptions | Non
 
 def kept_policy(history: History, site: str) -> RobotsPolicy | None:
     """The policy of the robots.txt the history keeps for ``site``, or None."""
-    kept = history.stored_robots(site)
+    return policy_kept(history.stored_robots(site))
+
+
+def policy_kept(kept: StoredRobots | None) -> RobotsPolicy | None:
+    """The policy of a robots.txt as the history keeps it (None: none kept)."""
     if kept is None:
         return None
     if kept.rule == "parsed":
@@ -97,13 +104,23 @@ def leave_out(
 ) -> tuple[pd.DataFrame, Disallowed]:
     """``entries`` without the URLs ``policy`` disallows, and what was left out (nothing
     when no policy is known)."""
+    allowed, disallowed = allowed_rows(site, entries["loc"], policy)
+    if allowed is not None:
+        entries = entries[allowed].reset_index(drop=True)
+    return entries, disallowed
+
+
+def allowed_rows(
+    site: str, locs: Collection[str], policy: RobotsPolicy | None
+) -> tuple[list[bool] | None, Disallowed]:
+    """Which of ``locs`` ``policy`` allows (None: all of them), and what it left out
+    (nothing when no policy is known)."""
     if policy is None:
         detail = "none kept for the stored walk: audit the site or plan with a walk once"
-        return entries, Disallowed(site, 0, UNKNOWN, detail)
-    if policy.rule == "allow-all" or not len(entries):
-        return entries, Disallowed(site, 0, policy.rule, policy.detail)
-    allowed = [policy.allows(str(loc)) for loc in entries["loc"]]
+        return None, Disallowed(site, 0, UNKNOWN, detail)
+    if policy.rule == "allow-all" or not len(locs):
+        return None, Disallowed(site, 0, policy.rule, policy.detail)
+    allowed = [policy.allows(str(loc)) for loc in locs]
     left = len(allowed) - sum(allowed)
-    if left:  # most sites' sitemaps list nothing their robots.txt forbids: no copy
-        entries = entries[allowed].reset_index(drop=True)
-    return entries, Disallowed(site, left, policy.rule, policy.detail)
+    # most sites' sitemaps list nothing their robots.txt forbids: no copy
+    return (allowed if left else None), Disallowed(site, left, policy.rule, policy.detail)

@@ -55,7 +55,9 @@ __all__ = [
     "TRUSTED_FALLBACK",
     "VERIFY_SHARE",
     "Candidate",
+    "Chosen",
     "SitePages",
+    "schedule_arrays",
     "schedule_host",
 ]
 
@@ -140,15 +142,39 @@ class Candidate:
     p_changed: float
 
 
+class Chosen(NamedTuple):
+    """The fetches :func:`schedule_host` chose, as arrays in plan order: each one's
+    site (index into the host's sites), page, days until due, reason (index into
+    :data:`REASONS`), priority and ``p_changed``."""
+
+    site: npt.NDArray[np.intp]
+    page: npt.NDArray[np.intp]
+    due_in_days: Floats
+    reason: npt.NDArray[np.int8]
+    priority: Floats
+    p_changed: Floats
+
+
 def schedule_host(
     sites: Sequence[SitePages], budget: float, horizon_days: float
 ) -> list[Candidate]:
     """The fetches due on one host within ``horizon_days``, at most ``budget`` a day,
-    highest priority first. Vectorised over the host's pages: only the fetches chosen
-    are made into objects. Each day of the horizon is a round: what the first round
-    fetches has a fresh copy in the next."""
+    highest priority first (:func:`schedule_arrays`, made into objects)."""
+    chosen = schedule_arrays(sites, budget, horizon_days)
+    return [
+        Candidate(site, page, due, REASONS[reason], priority, p)
+        for site, page, due, reason, priority, p in zip(*(a.tolist() for a in chosen), strict=True)
+    ]
+
+
+def schedule_arrays(sites: Sequence[SitePages], budget: float, horizon_days: float) -> Chosen:
+    """The fetches due on one host within ``horizon_days``, at most ``budget`` a day,
+    highest priority first. Vectorised over the host's pages: the fetches chosen are
+    arrays too (:class:`Chosen`). Each day of the horizon is a round: what the first
+    round fetches has a fresh copy in the next."""
     if not sites:
-        return []
+        none = np.zeros(0, dtype=np.intp)
+        return Chosen(none, none, np.zeros(0), np.zeros(0, dtype=np.int8), np.zeros(0), np.zeros(0))
     host = _Host.of(sites, horizon_days)
     per_day = max(math.floor(budget), 0)
     must = np.flatnonzero(host.reason >= 0)
@@ -165,11 +191,10 @@ def schedule_host(
     picked = np.concatenate(chosen)
     priority = index(host.p[picked], host.rate[picked])  # once: the property is per page
     order = np.lexsort((host.turn[picked], -priority, host.wait[picked]))
-    return [
-        Candidate(int(host.site[k]), int(host.page[k]), float(host.wait[k]),
-                  REASONS[int(host.reason[k])], float(priority[i]), float(host.p[k]))
-        for i, k in zip(order, picked[order], strict=True)
-    ]  # fmt: skip
+    k = picked[order]
+    return Chosen(
+        host.site[k], host.page[k], host.wait[k], host.reason[k], priority[order], host.p[k]
+    )
 
 
 #: Reason codes, by their index in the policy's arrays.

@@ -226,12 +226,13 @@ def fleet(args: argparse.Namespace) -> int:
         )
         for url in urls.values():
             _built(url, args.sites, args.runs, args.pages)
-        print(f"{'operation':18s} {'backend':10s} {'s':>9s} {'peak MB':>8s}  rows")
+        print(f"{'operation':18s} {'backend':10s} {'s':>9s} {'cpu s':>9s} {'peak MB':>8s}  rows")
         for op in filter(None, args.ops.split(",")):
             for backend, url in urls.items():
                 f = _op(args.code, op, url)
                 secs = "-" if f["seconds"] is None else f"{f['seconds']:.3f}"
-                print(f"{op:18s} {backend:10s} {secs:>9s} {f.get('peak_mb', '-')!s:>8s}"
+                cpu = f"{f['cpu']:.3f}" if f.get("cpu") is not None else "-"
+                print(f"{op:18s} {backend:10s} {secs:>9s} {cpu:>9s} {f.get('peak_mb', '-')!s:>8s}"
                       f"  {f['rows']}", flush=True)  # fmt: skip
     finally:
         if server is not None:

@@ -1,7 +1,8 @@
 """The history operations a fleet of 100,000 sites runs daily, each timed in a child process.
 
 ``python3 tests/benchmarks/history_ops.py OP DB`` runs one operation on the history ``DB``
-and prints one JSON line: ``{"op", "seconds", "rows", "peak_mb"}`` (peak RSS of the
+and prints one JSON line: ``{"op", "seconds", "cpu", "rows", "peak_mb"}`` (wall and CPU
+seconds of the process: a PostgreSQL server's own CPU is not counted; peak RSS of the
 process, the interpreter and its imports included). Every child runs under an address
 space limit (``LIMIT_GB``), so an operation that would load a whole history fails with a
 MemoryError instead of taking the machine down. Run by ``bench_history.py --fleet``.
@@ -52,6 +53,40 @@ def _plan(sites: list[str] | None) -> Callable[[History], int]:
     return run
 
 
+def _plan_cli(history: History) -> int:
+    """``auditor plan --no-walk`` for every site, its JSON Lines to /dev/null (what is
+    timed is planning and writing the lines, not a disk): the lines written."""
+    import contextlib
+
+    from auditor.cli import main
+
+    url = os.environ["HISTORY_URL"]
+    with open(os.devnull, "w") as sink, _Counting(sink) as out, contextlib.redirect_stdout(out):
+        if main(["plan", "--no-walk", "--quiet", "--db", url]) != 0:
+            raise SystemExit("auditor plan failed")
+    return out.lines
+
+
+class _Counting:
+    """A text sink that counts the lines written to it."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink, self.lines = sink, 0
+
+    def __enter__(self) -> _Counting:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sink.flush()
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return int(self.sink.write(text))
+
+    def flush(self) -> None:
+        self.sink.flush()
+
+
 def _changed(history: History) -> int:
     from auditor.changed import recrawl_list
 
@@ -88,6 +123,9 @@ OPS: dict[str, Callable[[History], int]] = {
     "due": _due,
     "plan-one": _plan([site_name(ONE)]),
     "plan-subset": _plan([site_name(n) for n in range(0, 500 * PLAN_SUBSET, 500)]),
+    "plan-2000": _plan([site_name(n) for n in range(0, 100_000, 50)]),
+    "plan-all": _plan(None),
+    "plan-cli": _plan_cli,
     "changed": _changed,
     "index": _index,
     "view-sites": _view("SELECT * FROM latest_site_verdicts"),
@@ -106,18 +144,20 @@ def main(argv: list[str]) -> int:
     op, url = argv
     limit = LIMIT_GB << 30
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    os.environ["HISTORY_URL"] = url
     opened = time.perf_counter()
     with History.open(url) as history:
         migrated = time.perf_counter() - opened
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             rows: int | str = OPS[op](history)
         except MemoryError:
             rows = f"MemoryError at {LIMIT_GB} GB"
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"op": op, "seconds": round(seconds, 3), "rows": rows,
-                      "peak_mb": round(peak), "open": round(migrated, 3)}))  # fmt: skip
+    timed = {"seconds": round(seconds, 3), "cpu": round(cpu, 3)}
+    print(json.dumps({"op": op, **timed, "rows": rows, "peak_mb": round(peak),
+                      "open": round(migrated, 3)}))  # fmt: skip
     return 0
 
 
