@@ -100,3 +100,23 @@ def test_an_interval_inside_the_crawls_observed_span_is_left_out():
     assert outside_crawl(interval, now, copy_age, 0.0, 0)
     later = replace(interval, start=T0 + 8 * WEEK, end=T0 + 9 * WEEK)  # after the copy
     assert outside_crawl(later, now, copy_age, 3 * 7.0, 2)
+
+
+def test_a_plan_for_many_sites_reads_the_audits_evidence_as_one_site_does(db_url):
+    """``plan`` on the stored walks reads its sites in batches: the audits' fetches come
+    with them, and the chance of change it gives each page is the one-site read's."""
+    from auditor.planner import plan
+
+    later = T0 + WEEK + timedelta(days=10)
+    with History.open(db_url) as history:
+        locs = _two_audits(history, changed=set(range(0, 30, 3)), panel=range(30))
+        copies = [FetchRecord(loc, T0 + WEEK + timedelta(hours=1), 200, content_hash="v")
+                  for loc in locs]  # fmt: skip
+        record_fetches(history, copies, now=T0 + WEEK + timedelta(hours=2))
+        planned = {f.url: f.p_changed for f in plan(history, now=later, budget=60, walk=False)}
+        one = plan_site(history, SITE, later, walk=False).pages
+    chance = dict(zip(one.locs, -np.expm1(-one.rate * one.copy_age), strict=True))
+    changed = [locs[i] for i in range(0, 30, 3)]
+    quiet = [locs[i] for i in range(30) if i % 3]
+    assert min(planned[loc] for loc in changed) > max(planned.get(loc, 0.0) for loc in quiet)
+    assert all(abs(planned[loc] - chance[loc]) < 1e-12 for loc in planned)
