@@ -62,7 +62,15 @@ def test_two_runs_with_a_change_in_between(history, behaviour):
         assert set(reasons) & _codes(second), second.reasons
     else:
         assert reasons <= _codes(second)
-    assert second.changes is not None and second.changes.compared > 0
+    assert second.changes is not None
+    if behaviour == "generation-render-time":
+        # Every lastmod moved, so the early-stopped panel (2 pages) holds moved pages only:
+        # the demo's "trending now" word, drawn at random on each request, cannot be told
+        # from a page's own frame there, and a page may be read as ambiguous (about 1 run
+        # in 8). The pages were still re-fetched and compared.
+        assert second.changes.compared + second.changes.ambiguous > 0
+    else:
+        assert second.changes.compared > 0
     assert second.sample.requested <= OPTIONS.sample.sample
     assert second.degraded == (first_verdict == "trusted" and second_verdict != "trusted")
     assert [r.run_id for r in history.runs(server.origin)] == [first.run_id, second.run_id]
