@@ -7,21 +7,16 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from auditor.history import batches, crawl, fleets, planreads, robots
+from auditor.history import batches, fleets
 from auditor.history.backend import Database
-from auditor.history.crawlcounts import (
-    CrawlLogCounts,
-    PendingFetches,
-    read_crawl_counts,
-    read_pending,
-)
+from auditor.history.crawlside import CrawlHistory
 from auditor.history.db import connect
 from auditor.history.location import Location, locate
 from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
@@ -37,7 +32,8 @@ from auditor.history.rows import (
     to_json,
 )
 from auditor.history.state import decode_state, encode_state
-from auditor.history.tables import CHUNK_ROWS, TABLES, extension_rows, table_chunks, table_frame
+from auditor.history.tableside import TableHistory
+from auditor.history.walkside import WalkHistory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -100,7 +96,7 @@ def _numbered_columns(columns: Sequence[str]) -> tuple[str, ...]:
     return ("run_id", "position", *columns)
 
 
-class History:
+class History(CrawlHistory, WalkHistory, TableHistory):
     """Past audits in a SQLite file or a PostgreSQL database: sites, runs, sitemap files,
     segment verdicts, sampled pages and each site's latest inventory.
 
@@ -421,198 +417,11 @@ class History:
         )
         return [file_dict(row) for row in rows]
 
-    def table(self, name: str) -> pd.DataFrame:
-        """A flat DataFrame for exports: one of ``sites``, ``runs``, ``segments``, ``pages``."""
-        if name not in TABLES:
-            raise ValueError(f"no table {name!r}: choose from {', '.join(TABLES)}")
-        if name == "sites":
-            return table_frame(name, self.sites(), [])
-        columns, rows = self._db.described(TABLES[name])
-        return table_frame(name, rows, columns)
-
-    def table_chunks(self, name: str, size: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
-        """:meth:`table` in chunks of about ``size`` rows, the same columns, types and
-        order, never held whole (the sites, a small table, are read whole first)."""
-        if name == "sites":
-            records = self.sites()
-            for start in range(0, len(records), size):
-                yield table_frame(name, records[start : start + size], [])
-        elif name in TABLES:
-            yield from table_chunks(self._db, name, size)
-        else:
-            raise ValueError(f"no table {name!r}: choose from {', '.join(TABLES)}")
-
-    def extension_shares(self, size: int = CHUNK_ROWS) -> Iterator[list[tuple[Any, ...]]]:
-        """Runs whose stored result has sitemap extension shares, in batches, oldest
-        first: (run id, site, started_at text, ``dispersion.extensions.by_sitemap`` as
-        JSON text), read by the database from the stored JSON in one statement."""
-        return extension_rows(self._db, size)
-
     # -- the crawl log (auditor.history.crawl) -------------------------------------
 
     def site_ids(self) -> dict[str, int]:
         """Every site's id by origin."""
         return {str(origin): int(i) for i, origin in self._db.rows("SELECT id, origin FROM sites")}
-
-    def crawl_states(self, site_id: int, locs: Sequence[str]) -> dict[str, crawl.CrawlState]:
-        """What the history knows of the crawler's fetches of ``locs`` (those it has)."""
-        return crawl.crawl_states(self._db, site_id, locs)
-
-    def stream_crawl_states(self, site_id: int) -> Iterator[crawl.CrawlState]:
-        """Every URL of a site the crawler fetched (text blocks left out), in batches."""
-        return crawl.stream_crawl_states(self._db, site_id)
-
-    def save_fetches(
-        self,
-        site_id: int,
-        states: Sequence[crawl.CrawlState],
-        log: Sequence[crawl.CrawlLogRow],
-        recorded_at: datetime,
-        *,
-        batch: int | None = None,
-        sources: Sequence[str] = (),
-    ) -> int:
-        """Save part of a crawl batch: one site's fetches in one transaction (the states
-        they replace kept for a take-back, the URLs' new states, the log rows); the
-        site's log rows older than :data:`~auditor.history.crawl.LOG_KEEP_DAYS` before
-        ``recorded_at`` go. ``batch``: the batch's id, None to start a new one naming
-        ``sources`` (:mod:`auditor.history.batches`). Returns the batch's id."""
-        keep_after = recorded_at - timedelta(days=crawl.LOG_KEEP_DAYS)
-        return batches.save_batch(
-            self._db, site_id, states, log, recorded_at, keep_after, batch_id=batch, sources=sources
-        )
-
-    def take_back(self, ids: Sequence[int], *, now: datetime | None = None) -> batches.TakeBack:
-        """Take crawl batches back (:func:`auditor.history.batches.take_back`): their
-        fetches removed, the states they replaced restored; UsageError, nothing touched,
-        when one cannot be."""
-        return batches.take_back(self._db, ids, now or datetime.now(UTC))
-
-    def crawl_batches(self, ids: Collection[int] | None = None) -> list[batches.CrawlBatch]:
-        """The crawl batches of ``ids`` (every one by default), by id."""
-        return batches.crawl_batches(self._db, ids)
-
-    def crawl_counts(
-        self, site: str, since: datetime, until: datetime | None = None
-    ) -> dict[str, crawl.CrawlCounts]:
-        """Per sub-sitemap, what the crawler's fetches in ``[since, until)`` showed of
-        lastmod (empty for a site the history does not know)."""
-        return dict(self.crawl_log_counts(site, since, until).keyed)
-
-    def crawl_log_counts(
-        self,
-        site: str,
-        since: datetime,
-        until: datetime | None = None,
-        *,
-        by_url: Collection[str] = (),
-        batches: bool = False,
-        pending: bool = True,
-        site_id: int | None = None,
-    ) -> CrawlLogCounts:
-        """What the crawler's fetches in ``[since, until)`` showed of lastmod: per
-        sub-sitemap, and URL by URL for the files ``by_url`` (those split into groups:
-        :mod:`auditor.history.crawlcounts`), the fetches pending a walk after them counted
-        as such unless ``pending`` is False; empty for a site the history does not know.
-        ``batches``: the crawl batches they came from too; ``site_id``: the site's id when
-        the caller has it (no look-up)."""
-        site_id = self.site_id(site) if site_id is None else site_id
-        if site_id is None:
-            return CrawlLogCounts()
-        return read_crawl_counts(
-            self._db, site_id, since, until, by_url, batches=batches, pending=pending
-        )
-
-    def pending_fetches(
-        self, site_id: int, since: datetime | None = None, *, keys: bool = True
-    ) -> PendingFetches:
-        """The site's compared fetches pending a walk after them (fetched since ``since``,
-        when given): :mod:`auditor.crawl.resolve` judges them (``keys``: with what writing
-        the judgement back needs)."""
-        return read_pending(self._db, site_id, since, keys=keys)
-
-    def save_resolution(
-        self, site_id: int, decided: Iterable[tuple[bool | None, Any, str, str]]
-    ) -> int:
-        """Keep what a walk decided of pending fetches: (``lastmod_advanced``, the row's key,
-        loc, stored ``fetched_at``) each, no longer pending; how many."""
-        return crawl.save_resolution(self._db, site_id, decided)
-
-    def refuse_hashes(self, site_id: int, recorded_at: datetime) -> None:
-        """Take the hash comparisons a ``crawled`` run recorded at ``recorded_at`` for a
-        site out of its evidence and rates (a log of noisy hashes: auditor.crawl.noise)."""
-        crawl.refuse_hashes(self._db, site_id, recorded_at)
-
-    def save_plan_walk(
-        self, site: str, walked_at: datetime, files: Sequence[SitemapFile], entries: pd.DataFrame
-    ) -> None:
-        """Keep a plan's walk of ``site``'s sitemaps (replacing the previous one)."""
-        data = encode_state(entries)
-        rows = crawl.files_json([file_row(f) for f in files])
-        with self._db.write():
-            site_id = self.site_id(site)
-            if site_id is None:
-                return
-            self._db.execute(
-                "INSERT INTO plan_walks (site_id, walked_at, files, urls, data)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (site_id) DO UPDATE SET"
-                " walked_at = excluded.walked_at, files = excluded.files,"
-                " urls = excluded.urls, data = excluded.data",
-                (site_id, instant_text(walked_at), rows, len(entries), data),
-            )
-
-    def save_robots(self, site: str, found: robots.StoredRobots) -> None:
-        """Keep ``found`` as ``site``'s robots.txt (:mod:`auditor.history.robots`), unless
-        a later reading is kept; nothing for a site not in the history."""
-        with self._db.write():
-            site_id = self.site_id(site)
-            if site_id is not None:
-                robots.save_robots(self._db, site_id, found)
-
-    def stored_robots(self, site: str) -> robots.StoredRobots | None:
-        """``site``'s robots.txt as last read by an audit or a plan's walk, or None."""
-        return robots.load_robots(self._db, site)
-
-    def current_inventory(
-        self, site: str
-    ) -> tuple[datetime, list[dict[str, Any]], pd.DataFrame] | None:
-        """The freshest walk of ``site``: its latest run's or a later plan's; as (when,
-        its sitemap files as dicts, its entries), or None for a site never audited."""
-        found = self.current_inventory_blob(site)
-        if found is None:
-            return None
-        return found[0], found[1], decode_state(found[2])
-
-    def stored_sites(self, origins: Sequence[str]) -> dict[str, planreads.StoredSite]:
-        """What a plan on the stored walks reads of each of ``origins`` with a run, by
-        origin, in four statements (:mod:`auditor.history.planreads`)."""
-        return planreads.stored_sites(self._db, origins)
-
-    def current_inventory_blob(
-        self, site: str, *, with_files: bool = True
-    ) -> tuple[datetime, list[dict[str, Any]], bytes] | None:
-        """:meth:`current_inventory` with its entries still encoded (a ``url_state``
-        blob: :func:`~auditor.history.state.state_locs` reads its locs without a frame);
-        ``with_files`` False: its sitemap files not read (an empty list)."""
-        latest = self.latest_run(site)
-        if latest is None:
-            return None
-        rows = self._db.rows(
-            "SELECT w.walked_at, w.files, w.data FROM plan_walks w"
-            " JOIN sites s ON s.id = w.site_id WHERE s.origin = ?",
-            (site,),
-        )
-        if rows and instant(rows[0][0]) > latest.started_at:
-            walked = crawl.files_of_json(rows[0][1]) if with_files else []
-            return instant(rows[0][0]), [file_dict(row) for row in walked], bytes(rows[0][2])
-        state = self._all(
-            "SELECT u.data FROM url_state u JOIN sites s ON s.id = u.site_id WHERE s.origin = ?",
-            (site,),
-        )
-        if not state:
-            return None
-        files = self.sitemap_files(latest.run_id) if with_files else []
-        return latest.started_at, files, bytes(state[0][0])
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ Every request auditor makes goes through :class:`HttpClient`:
   (:mod:`auditor.http.proxy`), with the user's ``HttpOptions.headers`` added
   (:mod:`auditor.http.extra_headers`: never a User-Agent, values never logged);
 - redirects are followed by hand: at most ``max_redirects``, and only within
-  the origin (:func:`same_origin`: scheme, host and port, or the ``https``
+  the origin (:mod:`auditor.http.redirects`: scheme, host and port, or the ``https``
   upgrade of the same host); any other is returned as a failure, not followed.
   A caller may refuse more (``may_follow``, e.g. robots.txt): each target is
   asked about before it is requested;
@@ -33,13 +33,11 @@ Touches: the network.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from urllib.parse import SplitResult, urljoin, urlsplit
 
 import requests
 
@@ -49,8 +47,15 @@ from auditor.http.causes import CONNECTION_FAILED, cause_of
 from auditor.http.codings import ACCEPT_ENCODING
 from auditor.http.deadline import CalledOff, Deadline, WatchedAdapter, current_request
 from auditor.http.extra_headers import check_header
-from auditor.http.hosts import host_key, request_url
+from auditor.http.hosts import request_url
 from auditor.http.proxy import ProxyChooser, ca_bundle, check_proxy, masked
+from auditor.http.redirects import (
+    REDIRECT_STATUSES,
+    off_origin,
+    redirect_target,
+    retry_after_seconds,
+    same_origin,
+)
 
 __all__ = [
     "DEFAULT_CONTACT",
@@ -85,9 +90,7 @@ DEFAULT_CONTACT = ""
 #: Accept headers: what the walker asks for, and what the sampler asks for.
 SITEMAP_ACCEPT = "application/xml,text/xml,text/plain,*/*;q=0.8"
 PAGE_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _log = logging.getLogger(__name__)
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 #: Asked about each redirect target before it is requested: None to follow it, or the
 #: reason not to (the request then ends in a ``refused`` FetchFailure).
@@ -295,16 +298,16 @@ class HttpClient:
             if isinstance(result, FetchFailure):
                 _log.info("GET %s failed: %s: %s", current, result.code, result.detail)
                 return result
-            if result.status not in _REDIRECT_STATUSES:
+            if result.status not in REDIRECT_STATUSES:
                 result.url, result.redirects = url, seen[1:]
                 return result
             result.close()
             status = result.status
-            target = _redirect_target(current, result.header("location") or "")
+            target = redirect_target(current, result.header("location") or "")
             if target is None:
                 detail = f"{status} to a Location that is not a URL: {result.header('location')!r}"
                 return FetchFailure(url, "http-error", detail[:300], status)
-            if (reason := _off_origin(current, target)) is not None:
+            if (reason := off_origin(current, target)) is not None:
                 return FetchFailure(url, "redirect", f"{status} {reason}: {target}", status)
             if may_follow is not None and (reason := may_follow(target)) is not None:
                 return FetchFailure(url, "refused", reason, status)
@@ -416,65 +419,3 @@ def _done(url: str, resp: requests.Response, body: Body, started: float, complet
         read = f"{read} (not read to the end)" if body.bytes_read else "body not read"
     elapsed = time.monotonic() - started
     _log.info("GET %s -> %d, %s, %.3f s", url, resp.status_code, read, elapsed)
-
-
-def same_origin(base: str, target: str) -> bool:
-    """True when ``target`` is on ``base``'s origin: the same scheme, host and port.
-
-    One step counts as staying: the ``https`` upgrade of the same host name on the
-    default ports (``http://h/`` or ``http://h:80/`` to ``https://h/``), the way sites
-    move to TLS; it gives nothing up. The reverse, a downgrade to plain ``http``,
-    never does, and another port is another origin.
-    """
-    return _off_origin(base, target) is None
-
-
-def _redirect_target(current: str, location: str) -> str | None:
-    """The absolute URL a ``Location`` points at, or None when it cannot be parsed
-    (an unclosed IPv6 bracket, a port that is not a number)."""
-    try:
-        target = urljoin(current, location)
-        urlsplit(target).port  # noqa: B018 - validates the host and port
-    except ValueError:
-        return None
-    return target
-
-
-def _off_origin(base: str, target: str) -> str | None:
-    """Why ``target`` is not on ``base``'s origin (see :func:`same_origin`), or None."""
-    a, b = urlsplit(base), urlsplit(target)
-    if b.scheme not in _DEFAULT_PORTS:
-        return "to a URL that is not http(s)"
-    if not b.hostname or host_key(a.hostname or "") != host_key(b.hostname):
-        return "to another host"
-    if a.scheme == "https" and b.scheme == "http":
-        return "from https down to http (never followed)"
-    ports = _port(a), _port(b)
-    if a.scheme == b.scheme and ports[0] == ports[1] and ports[0] is not None:
-        return None
-    if (a.scheme, b.scheme, *ports) == ("http", "https", 80, 443):
-        return None  # the upgrade to TLS on the default ports
-    return "to another port"
-
-
-def _port(parts: SplitResult) -> int | None:
-    try:
-        return parts.port or _DEFAULT_PORTS.get(parts.scheme)
-    except ValueError:  # not a number, or out of range
-        return None
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks for (delta seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
