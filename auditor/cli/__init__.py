@@ -81,7 +81,13 @@ def _add_walk(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description="Find and read every sitemap of TARGET and write one record per unique URL.",
     )
     walk.add_argument("target", metavar="TARGET", help="site origin, sitemap URL or local file")
-    walk.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    walk.add_argument(
+        "--format",
+        choices=("jsonl", "csv"),
+        default="jsonl",
+        help="jsonl: one URL a JSON object a line; csv: a header, then one URL a row "
+        "(default jsonl)",
+    )
     walk.add_argument(
         "--extensions",
         action="store_true",

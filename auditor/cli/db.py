@@ -24,7 +24,9 @@ def add_db_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="the history database itself: copy a whole history between databases",
         description="Work on a history database as a whole.",
     )
-    actions = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    actions = db.add_subparsers(
+        dest="db_command", required=True, metavar="ACTION", help="what to do (copy)"
+    )
     copy = actions.add_parser(
         "copy",
         help="copy a whole history into another database (SQLite <-> PostgreSQL)",

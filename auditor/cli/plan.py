@@ -77,7 +77,13 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         metavar="DAYS",
         help="list the fetches due within this many days (default 1)",
     )
-    plan.add_argument("--format", choices=("jsonl", "csv", "text"), default="jsonl")
+    plan.add_argument(
+        "--format",
+        choices=("jsonl", "csv", "text"),
+        default="jsonl",
+        help="jsonl: one fetch a JSON object a line; csv: the same columns, one fetch a "
+        "row; text: the URLs alone, a crawler's seed list (default jsonl)",
+    )
     plan.add_argument(
         "--no-walk",
         action="store_true",
