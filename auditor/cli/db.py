@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from auditor.cli.args import EXIT_OK, add_log_options, progress_for
+from auditor.words import counted
 
 __all__ = ["add_db_commands"]
 
@@ -60,9 +61,10 @@ def _cmd_copy(args: argparse.Namespace) -> int:
         summary = copy_history(source, target, replace=args.force, on_progress=progress)
     progress.clear()
     rows = ", ".join(f"{table} {count:,}" for table, count in summary.rows.items())
-    replaced = f", replacing {summary.replaced:,} runs" if summary.replaced else ""
+    replaced = f", replacing {counted(summary.replaced, 'run')}" if summary.replaced else ""
     print(
-        f"copied {summary.runs:,} runs of {summary.sites:,} sites from {summary.source} "
+        f"copied {counted(summary.runs, 'run')} of {counted(summary.sites, 'site')} from "
+        f"{summary.source} "
         f"to {summary.target}{replaced}; verified ({rows})"
     )
     return EXIT_OK
