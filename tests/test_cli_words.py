@@ -117,3 +117,12 @@ def test_the_report_of_an_audit_that_read_no_page_says_what_it_weighed(no_lastmo
     said = _text(render_site(data, {"dispersion": [], "sample": [], "history": []}))
     assert "0 of 0 pages read" not in said
     assert "No page read: the crawler's fetches stood in (auditor crawled): 40 fetches" in said
+
+
+def test_the_fleet_index_of_one_site_says_one_site(no_lastmod, tmp_path, capsys):
+    db, _, _ = no_lastmod
+    code, _, err = _run(capsys, "report", "--all", "--db", db, "--out", str(tmp_path / "all"))
+    assert code == 0, err
+    said = _text((tmp_path / "all" / "index.html").read_text(encoding="utf-8"))
+    assert "1 site · made" in said and "1 of 1 site shown" in said, said[:300]
+    assert "1 sites" not in said
