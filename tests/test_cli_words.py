@@ -126,3 +126,12 @@ def test_the_fleet_index_of_one_site_says_one_site(no_lastmod, tmp_path, capsys)
     said = _text((tmp_path / "all" / "index.html").read_text(encoding="utf-8"))
     assert "1 site · made" in said and "1 of 1 site shown" in said, said[:300]
     assert "1 sites" not in said
+
+
+def test_a_plan_of_an_empty_crawl_list_is_a_usage_error_naming_it(tmp_path, capsys):
+    listing = tmp_path / "sites.txt"
+    listing.write_text("\n# later\n", encoding="utf-8")
+    db = str(tmp_path / "h.sqlite3")
+    code, out, err = _run(capsys, "plan", "--sites", str(listing), "--db", db, "--no-walk")
+    assert code == 2 and out == "", out
+    assert f"no site to plan: {listing} lists no site" in err, err

@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any
 
+from auditor.errors import UsageError
 from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
 from auditor.logs import Progress
 from auditor.walker import DEFAULT_MAX_FILES
@@ -26,6 +27,7 @@ __all__ = [
     "add_old_name",
     "deprecated",
     "http_options",
+    "no_site_listed",
     "non_negative_float",
     "positive_float",
     "positive_int",
@@ -174,6 +176,12 @@ def add_log_options(commands: argparse._SubParsersAction[argparse.ArgumentParser
             action="store_true",
             help="nothing on stderr but errors: no progress, no summary (stdout is unchanged)",
         )
+
+
+def no_site_listed(doing: str, paths: list[str]) -> UsageError:
+    """The usage error of crawl lists (``--sites`` files, ``-``: stdin) that name no site."""
+    named = " and ".join("stdin" if path == "-" else path for path in paths)
+    return UsageError(f"no site to {doing}: {named} lists no site (blank, or # comments only)")
 
 
 def deprecated(old: str, new: str) -> None:

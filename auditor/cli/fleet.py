@@ -30,6 +30,7 @@ from auditor.cli.args import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    no_site_listed,
     non_negative_float,
     positive_float,
     positive_int,
@@ -147,8 +148,7 @@ def sites_of(args: argparse.Namespace) -> CrawlList:
 
     found = crawl_list(args.site, args.sites)
     if not found.sites and args.sites:
-        named = " and ".join("stdin" if path == "-" else path for path in args.sites)
-        raise UsageError(f"no site to audit: {named} lists no site (blank, or # comments only)")
+        raise no_site_listed("audit", args.sites)
     if not found.sites:
         raise UsageError("no site to audit: give SITE arguments or --sites FILE")
     return found

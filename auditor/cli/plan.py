@@ -25,6 +25,7 @@ from auditor.cli.args import (
     add_http_options,
     add_max_files,
     http_options,
+    no_site_listed,
     positive_float,
     positive_int,
 )
@@ -148,6 +149,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from auditor.walker import WalkOptions
 
     found = crawl_list(args.site, args.sites) if args.site or args.sites else None
+    if found is not None and not found.sites:
+        raise no_site_listed("plan", args.sites)
     options = WalkOptions(http=http_options(args), max_files=args.max_files)
     counts: Counter[tuple[str, str]] = Counter()
     robots: dict[str, Disallowed] = {}
