@@ -6,13 +6,14 @@ Touches: nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from auditor.dispersion import DispersionReport, SegmentDispersion, flag_codes
 from auditor.dispersion.figures import Figures
 from auditor.models import Problem
 from auditor.scorer.result import AuditResult, SegmentVerdict
+from auditor.words import counted
 
 if TYPE_CHECKING:
     from auditor.inspection import Inspection
@@ -64,9 +65,10 @@ def inspect_summary(report: DispersionReport, sitemaps: int, problems: int) -> s
     flags = flag_codes(report.flags)
     said = ", ".join(flags) if flags else "no flag raised"
     return (
-        f"{report.site or 'target'}: {f.urls:,} URLs in {sitemaps:,} sitemap files, "
-        f"{f.share_with_lastmod:.0%} with lastmod, {f.distinct_seconds:,} distinct values; "
-        f"{said}; {problems:,} problems"
+        f"{report.site or 'target'}: {counted(f.urls, 'URL')} in "
+        f"{counted(sitemaps, 'sitemap file')}, {f.share_with_lastmod:.0%} with lastmod, "
+        f"{counted(f.distinct_seconds, 'distinct value')}; {said}; "
+        f"{counted(problems, 'problem')}"
     )
 
 
@@ -182,11 +184,14 @@ def audit_summary(result: AuditResult) -> str:
             f"  DEGRADED: this site was trusted on its previous run; it is {result.verdict} now."
         )
     s = result.sample
-    lines.append(
-        f"  sample: {s.fetched} of {s.requested} pages read, {s.skipped_robots} skipped by "
-        f"robots.txt; {s.with_date_modified} with a credible dateModified: {s.agree} agree, "
-        f"{s.disagree} disagree"
-    )
+    if s.requested:
+        lines.append(
+            f"  sample: {s.fetched} of {counted(s.requested, 'page')} read, {s.skipped_robots} "
+            f"skipped by robots.txt; {s.with_date_modified} with a credible dateModified: "
+            f"{s.agree} agree, {s.disagree} disagree"
+        )
+    else:
+        lines.append(f"  sample: {no_sample([seg.to_dict() for seg in result.segments])}")
     if s.stopped is not None:
         why = "the site kept answering 429/503" if s.stopped == "overloaded" else "time ran out"
         lines.append(f"  sampling stopped early ({s.stopped}): {why}; no page more was asked for")
@@ -202,6 +207,24 @@ def audit_summary(result: AuditResult) -> str:
     lines += _what_to_do(result)
     lines += _savings(result.savings)
     return "\n".join(lines)
+
+
+def no_sample(segments: Sequence[dict[str, Any]]) -> str:
+    """What an audit that asked for no page weighed instead (from its segments' JSON):
+    the crawler's fetches since the previous run, or the lastmod values and the history."""
+    crawled = [s["crawled"] for s in segments if s.get("crawled")]
+    compared = sum(c["compared"] for c in crawled)
+    dated = sum(c["with_date_modified"] for c in crawled)
+    if not compared and not dated:
+        return (
+            "no page read: none was asked for; the verdict rests on the lastmod values and "
+            "the runs before"
+        )
+    return (
+        "no page read: the crawler's fetches stood in (auditor crawled): "
+        f"{counted(compared, 'fetch', 'fetches')} compared with the one before, "
+        f"{dated:,} with a credible dateModified"
+    )
 
 
 def _savings(figures: dict[str, object] | None) -> list[str]:

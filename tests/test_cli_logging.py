@@ -104,7 +104,7 @@ def test_a_default_walk_prints_no_log_line(serve, capsys):
     captured = capsys.readouterr()
 
     assert _log_lines(captured.err) == []
-    assert captured.err.splitlines() == ["auditor: 3 URLs from 1 of 1 sitemap files, 0 problems"]
+    assert captured.err.splitlines() == ["auditor: 3 URLs from 1 of 1 sitemap file, 0 problems"]
 
 
 def test_verbose_walk_logs_each_request_and_file_read_and_stdout_stays_jsonl(serve, capsys):

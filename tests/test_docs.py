@@ -255,3 +255,10 @@ def test_the_library_page_s_examples_run(tmp_path, monkeypatch, capsys):
         server.close()
     assert namespace["summary"] is not None and namespace["queue"]  # the last example ran
     assert server.origin in capsys.readouterr().out  # the walk and the fleet printed
+
+
+def test_the_readme_says_where_the_tests_look_for_the_corpus():
+    from tests.conftest import CORPUS
+
+    assert ROOT.parent / "shared" / "corpus" == CORPUS
+    assert "`shared/corpus` in the clone's parent folder" in " ".join(README.split())

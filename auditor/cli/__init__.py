@@ -39,6 +39,7 @@ from auditor.schemes import settled
 from auditor.walker import Walk, WalkOptions
 from auditor.walker.discovery import classify_target
 from auditor.walker.output import write_csv, write_walk_jsonl
+from auditor.words import counted
 
 if TYPE_CHECKING:
     from auditor.walker.inventory import Inventory
@@ -81,7 +82,13 @@ def _add_walk(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description="Find and read every sitemap of TARGET and write one record per unique URL.",
     )
     walk.add_argument("target", metavar="TARGET", help="site origin, sitemap URL or local file")
-    walk.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    walk.add_argument(
+        "--format",
+        choices=("jsonl", "csv"),
+        default="jsonl",
+        help="jsonl: one URL a JSON object a line; csv: a header, then one URL a row "
+        "(default jsonl)",
+    )
     walk.add_argument(
         "--extensions",
         action="store_true",
@@ -221,8 +228,8 @@ def _summary(walk: Walk, *, quiet: bool) -> None:
         return
     readable = sum(f.readable for f in walk.files)
     line = (
-        f"auditor: {walk.urls:,} URLs from {readable:,} of {len(walk.files):,} sitemap files, "
-        f"{len(walk.problems):,} problems"
+        f"auditor: {counted(walk.urls, 'URL')} from {readable:,} of "
+        f"{counted(len(walk.files), 'sitemap file')}, {counted(len(walk.problems), 'problem')}"
     )
     if not walk.readable:
         line += f" ({_why_unread(walk, walk.site)})"

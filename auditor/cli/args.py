@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any
 
+from auditor.errors import UsageError
 from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
 from auditor.logs import Progress
 from auditor.walker import DEFAULT_MAX_FILES
@@ -23,11 +24,15 @@ __all__ = [
     "add_http_options",
     "add_log_options",
     "add_max_files",
+    "add_old_name",
+    "deprecated",
     "http_options",
+    "no_site_listed",
     "non_negative_float",
     "positive_float",
     "positive_int",
     "progress_for",
+    "renamed_choice",
 ]
 
 #: Exit status (README "Usage"): the command did its job, could not, was misused,
@@ -141,17 +146,29 @@ def add_max_files(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The commands that make HTTP requests without taking the HTTP options: the demo, to its
+#: own sites on 127.0.0.1 (the others that do take --timeout).
+_REQUESTING = frozenset({"demo"})
+
+_VERBOSE_REQUESTS = (
+    "log what is done to stderr: each request, retry, wait, sitemap file, problem and "
+    "skipped page (-vv: also each pause between requests)"
+)
+_VERBOSE = "log what is done to stderr, a line a step (-vv: in more detail)"
+
+
 def add_log_options(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """-v/--verbose and -q/--quiet on every subcommand (call once, after the last is added)."""
-    for parser in commands.choices.values():
+    """-v/--verbose and -q/--quiet on every subcommand (call once, after the last is added);
+    -v speaks of requests on the commands that make them."""
+    for name, parser in commands.choices.items():
+        requests = name in _REQUESTING or "--timeout" in parser._option_string_actions
         group = parser.add_mutually_exclusive_group()
         group.add_argument(
             "-v",
             "--verbose",
             action="count",
             default=0,
-            help="log what is done to stderr: each request, retry, wait, sitemap file, problem "
-            "and skipped page (-vv: also each pause between requests)",
+            help=_VERBOSE_REQUESTS if requests else _VERBOSE,
         )
         group.add_argument(
             "-q",
@@ -159,6 +176,58 @@ def add_log_options(commands: argparse._SubParsersAction[argparse.ArgumentParser
             action="store_true",
             help="nothing on stderr but errors: no progress, no summary (stdout is unchanged)",
         )
+
+
+def no_site_listed(doing: str, paths: list[str]) -> UsageError:
+    """The usage error of crawl lists (``--sites`` files, ``-``: stdin) that name no site."""
+    named = " and ".join("stdin" if path == "-" else path for path in paths)
+    return UsageError(f"no site to {doing}: {named} lists no site (blank, or # comments only)")
+
+
+def deprecated(old: str, new: str) -> None:
+    """Say on stderr that ``old`` is a deprecated spelling of ``new`` (it still works)."""
+    sys.stderr.write(f"auditor: {old} is deprecated: say {new} (the old spelling still works)\n")
+
+
+class _OldName(argparse.Action):
+    """A deprecated option name: stores into its new name's ``dest``, with a note."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str = "", **kw: Any) -> None:
+        super().__init__(option_strings, dest, **kw)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        deprecated(str(option_string), self.new)
+        setattr(namespace, self.dest, values)
+
+
+def add_old_name(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    """Keep ``old`` working as a hidden alias of the option ``new`` (already added, one
+    value): the same value, a deprecation note on stderr; ``--help`` shows ``new`` alone."""
+    action = parser._option_string_actions[new]
+    parser.add_argument(
+        old, action=_OldName, new=new, dest=action.dest, metavar=action.metavar,
+        choices=action.choices, type=action.type or str, help=argparse.SUPPRESS,
+    )  # fmt: skip
+
+
+def renamed_choice(option: str, old: str, new: str) -> Any:
+    """An argparse ``type`` taking ``old`` as a deprecated spelling of the value ``new``
+    (``--format json`` for ``jsonl``): ``new``, with a note on stderr."""
+
+    def value(text: str) -> str:
+        if text == old:
+            deprecated(f"{option} {old}", f"{option} {new}")
+            return new
+        return text
+
+    return value
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ from auditor.cli.args import (
     non_negative_float,
     positive_int,
     progress_for,
+    renamed_choice,
 )
 from auditor.cli.fleet import add_fleet_options, is_fleet, run_fleet, sites_of
 from auditor.cli.history import cmd_changed, cmd_history
@@ -136,7 +137,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "(--all: every site in the history, drawn on every core), and the fleet index of "
         "every site into DIR/index.html.",
     )
-    report.add_argument("site", nargs="*", metavar="SITE")
+    report.add_argument("site", nargs="*", metavar="SITE", help="site origin (audited before)")
     report.add_argument(
         "--all", action="store_true", help="every site in the history (a fleet's reports)"
     )
@@ -148,9 +149,15 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "export",
         help="export the history (sites, runs, sub-sitemap verdicts, pages) for notebooks",
         description="Write the history's sites, runs, segments (sub-sitemap verdicts) and "
-        "pages (page observations) as CSV, Parquet or JSON lines, one file each.",
+        "pages (page observations) as CSV, Parquet or JSON Lines, one file each.",
     )
-    export.add_argument("--format", choices=EXPORT_FORMATS, required=True)
+    export.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        type=renamed_choice("--format", "json", "jsonl"),
+        required=True,
+        help="the files' format: CSV, Parquet, or JSON Lines (NAME.jsonl, one object a line)",
+    )
     add_db_option(export)
     export.add_argument(
         "--out",
@@ -180,7 +187,12 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     demo.set_defaults(handler=_cmd_demo)
 
-    history = commands.add_parser("history", help="the audits kept in the history")
+    history = commands.add_parser(
+        "history",
+        help="the audits kept in the history",
+        description="List the runs kept in the history (of SITE alone if given), oldest "
+        "first: run, site, start, verdict, and the crawl batches each verdict weighed.",
+    )
     history.add_argument("site", nargs="?", metavar="SITE", help="only this site")
     history.add_argument("--json", action="store_true", help="print the runs as JSON")
     add_db_option(history)
@@ -192,9 +204,21 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         description="URLs to recrawl since --since: on trusted sub-sitemaps, those whose "
         "lastmod is newer plus the undated ones; elsewhere, every URL.",
     )
-    changed.add_argument("site", metavar="SITE")
-    changed.add_argument("--since", type=_since, required=True, metavar="ISO")
-    changed.add_argument("--format", choices=("text", "jsonl"), default="text")
+    changed.add_argument("site", metavar="SITE", help="site origin (audited before)")
+    changed.add_argument(
+        "--since",
+        type=_since,
+        required=True,
+        metavar="ISO",
+        help="list what changed after this moment: an ISO 8601 date or time (UTC unless it "
+        "says otherwise), e.g. the crawler's last pass",
+    )
+    changed.add_argument(
+        "--format",
+        choices=("text", "jsonl"),
+        default="text",
+        help="text: one URL a line; jsonl: one JSON object a line (default text)",
+    )
     add_db_option(changed)
     changed.set_defaults(handler=cmd_changed)
 

@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from auditor.cli.args import EXIT_OK, add_db_option
+from auditor.cli.args import EXIT_OK, add_db_option, add_old_name
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def add_coverage_command(commands: argparse._SubParsersAction[argparse.ArgumentP
         "coverage",
         help="the sitemaps' URLs against what was crawled: missing, orphans, non-indexable",
         description="Compare the URLs SITE's sitemaps list (its freshest walk in the history) "
-        "with what was crawled: a crawl log (--crawled: JSON Lines, CSV or WARC, as "
+        "with what was crawled: a crawl log (--from: JSON Lines, CSV or WARC, as "
         "`auditor crawled` reads them), else the fetches `auditor crawled` recorded. Lists "
         "per sub-sitemap the URLs never crawled, those listed in several sub-sitemaps, and "
         "those whose fetch (by the crawler or the audit's sample) redirected, answered 4xx "
@@ -48,10 +48,12 @@ def add_coverage_command(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
     coverage.add_argument("site", metavar="SITE", help="site origin (audited before)")
     coverage.add_argument(
-        "--crawled",
+        "--from",
+        dest="crawled",
         metavar="FILE",
         help="the crawl log (- for stdin; default: the history's crawl record)",
     )
+    add_old_name(coverage, "--crawled", "--from")  # its name until issue 34
     coverage.add_argument(
         "--format",
         choices=("jsonl", "csv", "warc"),

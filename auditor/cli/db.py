@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from auditor.cli.args import EXIT_OK, add_log_options, progress_for
+from auditor.words import counted
 
 __all__ = ["add_db_commands"]
 
@@ -24,7 +25,9 @@ def add_db_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="the history database itself: copy a whole history between databases",
         description="Work on a history database as a whole.",
     )
-    actions = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    actions = db.add_subparsers(
+        dest="db_command", required=True, metavar="ACTION", help="what to do (copy)"
+    )
     copy = actions.add_parser(
         "copy",
         help="copy a whole history into another database (SQLite <-> PostgreSQL)",
@@ -58,9 +61,10 @@ def _cmd_copy(args: argparse.Namespace) -> int:
         summary = copy_history(source, target, replace=args.force, on_progress=progress)
     progress.clear()
     rows = ", ".join(f"{table} {count:,}" for table, count in summary.rows.items())
-    replaced = f", replacing {summary.replaced:,} runs" if summary.replaced else ""
+    replaced = f", replacing {counted(summary.replaced, 'run')}" if summary.replaced else ""
     print(
-        f"copied {summary.runs:,} runs of {summary.sites:,} sites from {summary.source} "
+        f"copied {counted(summary.runs, 'run')} of {counted(summary.sites, 'site')} from "
+        f"{summary.source} "
         f"to {summary.target}{replaced}; verified ({rows})"
     )
     return EXIT_OK

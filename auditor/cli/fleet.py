@@ -30,6 +30,7 @@ from auditor.cli.args import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    no_site_listed,
     non_negative_float,
     positive_float,
     positive_int,
@@ -38,6 +39,7 @@ from auditor.cli.summary import Tally, summary
 from auditor.errors import AuditorError, HistoryError, UsageError
 from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
 from auditor.history.backend import RECONNECT_SECONDS
+from auditor.words import counted
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -145,6 +147,8 @@ def sites_of(args: argparse.Namespace) -> CrawlList:
     from auditor.fleet import crawl_list
 
     found = crawl_list(args.site, args.sites)
+    if not found.sites and args.sites:
+        raise no_site_listed("audit", args.sites)
     if not found.sites:
         raise UsageError("no site to audit: give SITE arguments or --sites FILE")
     return found
@@ -239,7 +243,7 @@ def _planned(args: argparse.Namespace, found: CrawlList, history: History) -> Fl
     if plan.resumed and not getattr(args, "quiet", False):
         sys.stderr.write(
             f"auditor: resuming fleet {plan.fleet_id} of {plan.started_at:%Y-%m-%d %H:%M} "
-            f"UTC: {plan.done_before} of {plan.total} sites already done, "
+            f"UTC: {plan.done_before} of {counted(plan.total, 'site')} already done, "
             f"{len(plan.todo)} to audit\n"
         )
     return plan
@@ -498,7 +502,8 @@ class _RichDisplay(_Display):
 def _progress_text(p: FleetProgress) -> str:
     eta = "" if p.eta is None else f", about {_duration(p.eta)} left"
     return (
-        f"{p.done} of {p.total} sites done, {p.in_flight} in flight, {p.pages} pages fetched, "
+        f"{p.done} of {counted(p.total, 'site')} done, {p.in_flight} in flight, "
+        f"{counted(p.pages, 'page')} fetched, "
         f"{p.failed} failed{eta}"
     )
 

@@ -25,6 +25,7 @@ from auditor.cli.args import (
     add_http_options,
     add_max_files,
     http_options,
+    no_site_listed,
     positive_float,
     positive_int,
 )
@@ -77,7 +78,13 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         metavar="DAYS",
         help="list the fetches due within this many days (default 1)",
     )
-    plan.add_argument("--format", choices=("jsonl", "csv", "text"), default="jsonl")
+    plan.add_argument(
+        "--format",
+        choices=("jsonl", "csv", "text"),
+        default="jsonl",
+        help="jsonl: one fetch a JSON object a line; csv: the same columns, one fetch a "
+        "row; text: the URLs alone, a crawler's seed list (default jsonl)",
+    )
     plan.add_argument(
         "--no-walk",
         action="store_true",
@@ -142,6 +149,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from auditor.walker import WalkOptions
 
     found = crawl_list(args.site, args.sites) if args.site or args.sites else None
+    if found is not None and not found.sites:
+        raise no_site_listed("plan", args.sites)
     options = WalkOptions(http=http_options(args), max_files=args.max_files)
     counts: Counter[tuple[str, str]] = Counter()
     robots: dict[str, Disallowed] = {}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.cli.args import EXIT_INTERRUPTED
+from auditor.words import counted, noun
 
 if TYPE_CHECKING:
     from auditor.fleet import FleetProgress, SiteFailure
@@ -117,14 +118,14 @@ def _lines(tally: Tally, index: Path | None, args: argparse.Namespace, pages: in
     counts = ", ".join(f"{n} {v}" for v, n in tally.verdicts.items()) or "no result"
     done = tally.finished + tally.failed
     lines = [
-        f"auditor: {done} of {tally.total} sites done: {counts}; {tally.failed} failed; "
-        f"{pages} pages fetched in all"
+        f"auditor: {done} of {counted(tally.total, 'site')} done: {counts}; {tally.failed} "
+        f"failed; {counted(pages, 'page')} fetched in all"
     ]
     lines += [f"  failed: {f.site}: {f.code}: {f.detail}" for f in tally.failures]
     if tally.plan is not None and tally.plan.resumed:
         lines.append(
-            f"  resumed fleet {tally.plan.fleet_id}: {tally.plan.done_before} sites were done "
-            "before (not audited again)"
+            f"  resumed fleet {tally.plan.fleet_id}: {counted(tally.plan.done_before, 'site')} "
+            f"{noun(tally.plan.done_before, 'was', 'were')} done before (not audited again)"
         )
     if tally.stopped is not None:
         word = "interrupted" if tally.stopped == "interrupted" else "stopped early"
@@ -162,6 +163,6 @@ def _pick_up(tally: Tally, args: argparse.Namespace) -> str:
         return "`auditor reverify` picks up what is still due"
     left = tally.failed + tally.in_flight + tally.not_started
     return (
-        f"the same `auditor audit` with --resume audits the {left} sites without a run of "
-        "this fleet (and `auditor reverify` knows those never audited)"
+        f"the same `auditor audit` with --resume audits the {counted(left, 'site')} without a "
+        "run of this fleet (and `auditor reverify` knows those never audited)"
     )

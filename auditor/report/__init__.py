@@ -51,8 +51,9 @@ __all__ = [
 DEFAULT_REPORTS_DIR = Path("reports")
 #: Where ``auditor demo`` writes its reports, fleet index and history.
 DEMO_DIR = DEFAULT_REPORTS_DIR / "demo"
-#: Formats of ``auditor export``.
-EXPORT_FORMATS = ("csv", "parquet", "json")
+#: Formats of ``auditor export``: JSON Lines named ``jsonl`` as in every other command
+#: (``json``, its former name, is still taken by ``export_tables``).
+EXPORT_FORMATS = ("csv", "parquet", "jsonl")
 
 
 def write_report(history: History, site: str, folder: Path = DEFAULT_REPORTS_DIR) -> Path:

@@ -42,8 +42,8 @@ EXPORT_TABLES = (
     "sites", "runs", "segments", "pages", "coverage", "coverage_findings", "extensions"
 )  # fmt: skip
 _FORMULA_STARTS = ("=", "+", "-", "@")
-#: File name endings that differ from the format's name: JSON exports are JSON Lines.
-_SUFFIXES = {"json": "jsonl"}
+#: Former names of a format, still taken: ``json`` was JSON Lines' before ``jsonl``.
+_OLD_NAMES = {"json": "jsonl"}
 Dtypes = dict[str, str]
 
 
@@ -71,10 +71,11 @@ def export_tables(
     extensions (per sub-sitemap) to ``folder`` in ``fmt``; returns the files written.
 
     Streamed in chunks of about ``size`` rows: memory does not grow with the history."""
+    fmt = _OLD_NAMES.get(fmt, fmt)
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {name: folder / f"{name}.{_SUFFIXES.get(fmt, fmt)}" for name in EXPORT_TABLES}
+    paths = {name: folder / f"{name}.{fmt}" for name in EXPORT_TABLES}
     for name in ("sites", "runs", "segments", "pages"):
         with _writer(fmt, paths[name], table_dtypes(name)) as out:
             for chunk in history.table_chunks(name, size):
@@ -291,7 +292,7 @@ def arrow_schema(dtypes: Dtypes) -> pa.Schema:
 
 
 _WRITERS: dict[str, type[_Writer]] = {
-    "csv": _CsvWriter, "json": _JsonWriter, "parquet": _ParquetWriter
+    "csv": _CsvWriter, "jsonl": _JsonWriter, "parquet": _ParquetWriter
 }  # fmt: skip
 
 

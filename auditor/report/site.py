@@ -29,7 +29,8 @@ from auditor.report.data import (
 )
 from auditor.scorer.rules import CONTRARY_CODES
 from auditor.scorer.verdict import DEFAULT_RECHECK_DAYS
-from auditor.terminal import plain_verdict
+from auditor.terminal import no_sample, plain_verdict
+from auditor.words import counted
 
 __all__ = ["advice", "plan_interval", "planned", "render_site", "site_slug", "write_site_report"]
 
@@ -52,6 +53,8 @@ class Chart:
     file: str | None
     alt: str
     caption: str
+    #: Why there is no chart, in words (the end of "No chart of ALT: ...").
+    empty: str
 
 
 @functools.cache
@@ -71,7 +74,9 @@ def environment() -> Environment:
         plan_interval=plan_interval,
         contrary=sorted(CONTRARY_CODES),
         default_recheck=DEFAULT_RECHECK_DAYS,
+        counted=counted,
     )
+    env.filters["second"] = to_the_second
     return env
 
 
@@ -182,6 +187,7 @@ def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:
             site=data.site,
             latest=latest,
             plain=plain_verdict(latest["verdict"], [r["code"] for r in latest["reasons"]]),
+            no_sample=no_sample(latest["segments"]),
             advice=advice(latest),
             runs=data.runs,
             pages=data.pages,
@@ -197,6 +203,13 @@ def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:
     )
 
 
+def to_the_second(instant: str | datetime) -> str:
+    """An instant (ISO 8601 text or a datetime) shown to the second, as the rest of the
+    report shows them: ``2026-12-04T08:37:13+00:00``."""
+    moment = datetime.fromisoformat(instant) if isinstance(instant, str) else instant
+    return moment.replace(microsecond=0).isoformat()
+
+
 def write_site_report(data: ReportData, folder: Path) -> Path:
     """Draw the charts and write ``index.html`` into ``folder``; returns the HTML path."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -207,11 +220,13 @@ def write_site_report(data: ReportData, folder: Path) -> Path:
                 charts.draw_lastmod_over_time(lastmod_by_month(data.entries), folder),
                 "lastmod over time",
                 "URLs per month of their lastmod, per sub-sitemap.",
+                "no URL of the sitemaps carries a readable lastmod.",
             ),
             Chart(
                 charts.draw_shared_values(top_shared_values(data.entries), folder),
                 "the most shared lastmod values",
-                "Values carried by more than one URL: a tall bar is a shared or generation stamp.",
+                "Values carried by more than one URL. A tall bar is a shared or generation stamp.",
+                "no lastmod value is carried by more than one URL.",
             ),
         ],
         "sample": [
@@ -219,11 +234,13 @@ def write_site_report(data: ReportData, folder: Path) -> Path:
                 charts.draw_sample_agreement(points, folder),
                 "lastmod against dateModified",
                 "Each sampled page with both dates; on the diagonal they agree.",
+                "no sampled page has both a lastmod and a dateModified.",
             ),
             Chart(
                 charts.draw_signed_error(points, folder),
                 "the signed error",
                 "lastmod minus a credible dateModified, in days.",
+                "no sampled page has both a lastmod and a credible dateModified.",
             ),
         ],
         "history": [
@@ -231,6 +248,7 @@ def write_site_report(data: ReportData, folder: Path) -> Path:
                 charts.draw_history(history_points(data.runs), folder),
                 "the runs",
                 "Precision and recall of lastmod across runs, and each run's verdict.",
+                "no run to draw yet.",
             ),
         ],
     }

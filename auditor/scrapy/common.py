@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
+from auditor.words import counted
+
 __all__ = ["counted", "in_thread"]
 
 T = TypeVar("T")
@@ -22,8 +24,3 @@ async def in_thread(work: Callable[..., T], *args: Any) -> T:
     """``work(*args)`` run on the reactor's thread pool; its result (or its exception)."""
     result: T = await maybe_deferred_to_future(deferToThread(work, *args))
     return result
-
-
-def counted(number: int, noun: str, nouns: str | None = None) -> str:
-    """``1 fetch``, ``1,200 fetches``: the number and its noun, singular for one."""
-    return f"{number:,} {noun if number == 1 else nouns or noun + 's'}"

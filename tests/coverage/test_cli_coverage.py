@@ -72,7 +72,7 @@ def test_a_warc_crawl_log_shows_every_finding(site_db, tmp_path, capsys) -> None
     site, db = site_db
     path = tmp_path / "crawl.warc.gz"
     warc(path, site.origin, CRAWLED, datetime.now(UTC) + timedelta(minutes=1))
-    result = _coverage(capsys, site.origin, "--db", db, "--crawled", str(path))
+    result = _coverage(capsys, site.origin, "--db", db, "--from", str(path))
     assert result["crawled_from"] == str(path)
     _every_finding(result, site.origin, "crawl")
 
@@ -112,7 +112,7 @@ def test_a_status_only_log_leaves_noindex_and_canonical_to_the_sample(
     )
     path = tmp_path / "crawl.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = _coverage(capsys, site.origin, "--db", db, "--crawled", str(path))
+    result = _coverage(capsys, site.origin, "--db", db, "--from", str(path))
     assert result["crawl"]["other_sites"] == 1
     assert result["crawl"]["sample_pages"] >= 13
     _every_finding(result, site.origin, "sample")

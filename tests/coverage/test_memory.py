@@ -59,7 +59,7 @@ def _log(path: Path, locs: list[str]) -> None:
 
 
 def _peak_mb(db: Path, log: Path) -> tuple[float, dict]:  # type: ignore[type-arg]
-    args = ["coverage", SITE, "--db", str(db), "--crawled", str(log), "--json", "-q"]
+    args = ["coverage", SITE, "--db", str(db), "--from", str(log), "--json", "-q"]
     done = subprocess.run(
         [sys.executable, "-c", _PEAK, *args], capture_output=True, text=True, check=True
     )

@@ -100,7 +100,7 @@ def test_progress_lines_and_the_summary_count_the_pages_fetched(db, capsys):
     # plain lines (stderr is no terminal here), one per finished site
     lines = [line for line in err.splitlines() if " sites done, " in line]
     assert len(lines) == 3, err
-    counts = [int(re.search(r", (\d+) pages fetched, ", line)[1]) for line in lines]
+    counts = [int(re.search(r", (\d+) pages? fetched, ", line)[1]) for line in lines]
     assert counts == sorted(counts) and counts[-1] == served
     assert "3 of 3 sites done, 0 in flight" in lines[-1]
     assert "no --contact given" not in err

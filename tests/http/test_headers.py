@@ -39,7 +39,7 @@ def test_headers_reach_every_request_and_their_values_stay_out_of_logs_history_r
     assert main([*args, "--json", "-vv"]) == 0
     assert (
         main(
-            ["export", "--format", "json", "--db", str(out / "h.sqlite3"), "--out", str(out / "x")]
+            ["export", "--format", "jsonl", "--db", str(out / "h.sqlite3"), "--out", str(out / "x")]
         )
         == 0
     )

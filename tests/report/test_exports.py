@@ -12,14 +12,14 @@ from auditor.history import History
 from auditor.report import export_tables, neutralise_formulas
 
 
-@pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl", "json"])
 def test_every_table_in_every_format(audited, tmp_path, fmt):
     database = audited[0]
     with History.open(database) as history:
         paths = export_tables(history, fmt, tmp_path / fmt)
         expected = {name: history.table(name) for name in ("sites", "runs", "segments", "pages")}
 
-    suffix = {"json": "jsonl"}.get(fmt, fmt)  # JSON exports are JSON Lines, named so
+    suffix = {"json": "jsonl"}.get(fmt, fmt)  # json: the former name of jsonl, still taken
     assert [p.name for p in paths] == [
         f"{n}.{suffix}"
         for n in (
@@ -59,7 +59,7 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
 
 def test_export_command(audited, tmp_path, capsys):
     database, _, _ = audited
-    assert main(["export", "--db", str(database), "--format", "json", "--out", str(tmp_path)]) == 0
+    assert main(["export", "--db", str(database), "--format", "jsonl", "--out", str(tmp_path)]) == 0
     written = capsys.readouterr().out.split()
 
     assert [p.rsplit("/", 1)[1] for p in written] == [
