@@ -1,5 +1,5 @@
 """The command line of audits and their history: audit, reverify, history, changed,
-report, export, demo. Heavy modules are imported by the command that needs them.
+report, export, demo (its own module). Heavy modules are imported by the command that needs them.
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,18 +29,18 @@ from auditor.cli.args import (
     progress_for,
     renamed_choice,
 )
+from auditor.cli.demo import add_demo_command
 from auditor.cli.fleet import add_fleet_options, is_fleet, run_fleet, sites_of
 from auditor.cli.history import cmd_changed, cmd_history
 from auditor.errors import Unreachable, UsageError
 from auditor.http import PAGE_ACCEPT
-from auditor.report import DEFAULT_REPORTS_DIR, DEMO_DIR, EXPORT_FORMATS
+from auditor.report import DEFAULT_REPORTS_DIR, EXPORT_FORMATS
 from auditor.sampler.defaults import DEFAULT_SAMPLE
 from auditor.sampler.pacing import DEFAULT_DELAY
 from auditor.walker import WalkOptions
 
 if TYPE_CHECKING:
     from auditor.audit import AuditOptions
-    from auditor.demo import DemoRow
     from auditor.fleet import CrawlList
     from auditor.fleet.reports import DrawnReport
     from auditor.history import History
@@ -167,25 +166,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     export.set_defaults(handler=_cmd_export)
 
-    demo = commands.add_parser(
-        "demo",
-        help="audit embedded demo sites on 127.0.0.1 twice and write their reports",
-        description="Start simulated sites on 127.0.0.1, one per lastmod behaviour, audit each "
-        "twice with a simulated change in between, and write the reports and the fleet index.",
-    )
-    demo.add_argument(
-        "--out",
-        default=str(DEMO_DIR),
-        metavar="DIR",
-        help=f"where the reports, the fleet index and the demo's history go (default {DEMO_DIR})",
-    )
-    demo.add_argument(
-        "--db",
-        metavar="DB",
-        help="save the demo's runs into this history (a SQLite path or postgresql://...) "
-        "instead of a fresh one of its own in DIR",
-    )
-    demo.set_defaults(handler=_cmd_demo)
+    add_demo_command(commands)
 
     history = commands.add_parser(
         "history",
@@ -392,24 +373,4 @@ def _cmd_export(args: argparse.Namespace) -> int:
         paths = export_tables(history, args.format, Path(args.out))
     for path in paths:
         print(path)
-    return EXIT_OK
-
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from auditor.demo import run_demo
-    from auditor.terminal import render_table
-
-    started = time.monotonic()
-    progress = progress_for(args)
-
-    def show(row: DemoRow) -> None:
-        progress(f"{row.name}: {row.first}, then {row.second}")
-
-    rows, index = run_demo(Path(args.out), on_row=show, db=args.db)
-    progress.clear()
-    table = [[r.name, r.first, r.second, r.expected, str(r.report)] for r in rows]
-    headers = ("demo site", "run 1", "run 2", "expected", "report")
-    print(render_table(headers, table, right=set()))
-    print(f"\n{len(rows)} sites audited twice in {time.monotonic() - started:.0f} s.")
-    print(f"Open the fleet index: {index}")
     return EXIT_OK
