@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import queue
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -231,3 +233,52 @@ def _modified(practice, name):  # type: ignore[no-untyped-def]
     """(path, when its content last changed) of each page of the practice site ``name``."""
     site = practice.sites[name]
     return [(page.path, page.modified) for page in site.pages.values()]
+
+
+GETTING_STARTED = Path(PROJECT) / "docs" / "getting-started.md"
+
+
+def _practice_blocks() -> list[list[tuple[str, str]]]:
+    """The shell blocks of getting-started's practice section: (command, comment) lines."""
+    text = GETTING_STARTED.read_text(encoding="utf-8")
+    section = text.split("## Practise on the demo's sites", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    return [
+        [(line.split("#", 1)[0].strip(), line.partition("#")[2]) for line in block.splitlines()]
+        for block in blocks
+    ]
+
+
+def test_getting_started_s_practice_runs_as_written(serve, tmp_path):
+    """Its first block starts the sites; the next run in a second 'terminal' (a shell in
+    an empty folder) on the URL of the site it names, a change between the two; each
+    command exits 0 and prints the verdicts its comment announces in capitals."""
+    start, before, after = _practice_blocks()
+    assert [command for command, _ in start] == ["auditor demo --serve"]
+    served = serve()
+    sites = served.sites()
+    env = {**os.environ, "PYTHONPATH": PROJECT}
+    for n, (command, comment) in enumerate(before + after):
+        if n == len(before):
+            served.process.send_signal(signal.SIGUSR1)  # kill -USR1 PID
+            served.line(served.err, "changed:")
+        if command.startswith("SITE="):
+            assert "frozen site" in comment
+            env["SITE"] = sites["frozen"]
+            continue
+        if command.startswith("export "):
+            name, value = command.removeprefix("export ").split("=", 1)
+            env[name] = value
+            continue
+        assert command.startswith("auditor "), command
+        shell = f"{shlex.quote(sys.executable)} -m {command}"
+        ran = subprocess.run(
+            ["bash", "-c", shell], capture_output=True, text=True, cwd=tmp_path, env=env,
+            timeout=PATIENCE,
+        )  # fmt: skip
+        assert ran.returncode == 0, (command, ran.stderr)
+        for word in re.findall(r"\b[A-Z]{4,}\b", comment):
+            assert re.search(rf"\b{word}\b", ran.stdout), (command, word, ran.stdout)
+    assert (tmp_path / "practice.sqlite3").is_file()
+    served.process.send_signal(signal.SIGINT)  # Ctrl-C
+    assert served.process.wait(timeout=PATIENCE) == 0
