@@ -259,9 +259,10 @@ def test_getting_started_s_practice_runs_as_written(serve, tmp_path):
     sites = served.sites()
     env = {**os.environ, "PYTHONPATH": PROJECT}
     for n, (command, comment) in enumerate(before + after):
-        if n == len(before):
-            served.process.send_signal(signal.SIGUSR1)  # kill -USR1 PID
-            served.line(served.err, "changed:")
+        if n == len(before):  # "after a change or two": two (one leaves the frozen site
+            for _ in range(2):  # trusted about 1 time in 40, two never did in 160 trials)
+                served.process.send_signal(signal.SIGUSR1)  # kill -USR1 PID
+                served.line(served.err, "changed:")
         if command.startswith("SITE="):
             assert "frozen site" in comment
             env["SITE"] = sites["frozen"]
