@@ -38,6 +38,8 @@ DEFAULT_CHANGE_EVERY = 60.0
 #: that changes them at once (absent on Windows: there, only --change-every changes them).
 STOPS = (signal.SIGINT, signal.SIGTERM)
 CHANGE = getattr(signal, "SIGUSR1", None)
+#: What :meth:`_Signals.wait` reports for Enter pressed: no signal has the number 0.
+PRESSED = 0
 
 
 def add_demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,7 +68,7 @@ def add_demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         action="store_true",
         help="audit nothing: serve the demo's sites on 127.0.0.1 until Ctrl-C or SIGTERM "
         "(exit 0), printing one line a site on stdout (URL, behaviour, what auditor should "
-        "conclude); kill -USR1 PID changes them at once",
+        "conclude); Enter in its terminal, or kill -USR1 PID, changes them at once",
     )
     demo.add_argument(
         "--change-every",
@@ -74,7 +76,7 @@ def add_demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="SECONDS",
         help="with --serve: every SECONDS, let the time since the last change pass on every "
         "site (some pages change, and their lastmods do or not as each behaviour says; a "
-        f"line on stderr each time); default {DEFAULT_CHANGE_EVERY:g}, 0: only on SIGUSR1",
+        f"line on stderr each time); default {DEFAULT_CHANGE_EVERY:g}, 0: only on Enter or SIGUSR1",
     )
     demo.set_defaults(handler=_cmd_demo)
 
@@ -118,21 +120,41 @@ def _serve(every: float, *, quiet: bool) -> int:
             print(line, file=sys.stderr, flush=True)
 
     watched = (*STOPS, CHANGE) if CHANGE is not None else STOPS
-    with _Signals(watched) as signals, PracticeSites() as sites:
+    with _Signals(watched, keys=_keyboard()) as signals, PracticeSites() as sites:
         width = max(len(site.name) for site in sites.served)
         for site in sites.served:
             print(f"{site.origin}  {site.name:<{width}}  {site.expected}", flush=True)
-        say(_started(len(sites.served), every))
+        say(_started(len(sites.served), every, keys=signals.keys is not None))
         _until_stopped(sites, signals, every, say)
     say("auditor: stopped; the demo's sites are closed")
     return EXIT_OK
 
 
-def _started(count: int, every: float) -> str:
+def _started(count: int, every: float, *, keys: bool) -> str:
     pid = os.getpid()
-    when = f"every {every:g} s and " if every else ""
-    how = f"{when}on kill -USR1 {pid}" if CHANGE is not None else f"every {every:g} s"
-    return f"auditor: serving {count} demo sites until Ctrl-C (pid {pid}); they change {how}"
+    ways = [f"every {every:g} s"] if every else []
+    ways += ["when you press Enter here"] if keys else []
+    ways += [f"on kill -USR1 {pid}"] if CHANGE is not None else []
+    how = ", ".join(ways[:-1]) + " and " + ways[-1] if len(ways) > 1 else "".join(ways)
+    change = f"; they change {how}" if ways else "; they never change"
+    return f"auditor: serving {count} demo sites until Ctrl-C (pid {pid}){change}"
+
+
+def _keyboard() -> int | None:
+    """Standard input's descriptor when it is a terminal whose foreground is this process
+    (a command typed there, not one sent to the background with &, which would stop on
+    reading it): Enter there changes the sites. None otherwise, or off POSIX."""
+    if os.name != "posix" or not sys.stdin or not sys.stdin.isatty():
+        return None
+    return sys.stdin.fileno() if _in_foreground(sys.stdin.fileno()) else None
+
+
+def _in_foreground(fd: int) -> bool:
+    """True when this process is in the foreground of terminal ``fd``."""
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return False  # not this process's controlling terminal
 
 
 def _until_stopped(
@@ -159,8 +181,11 @@ class _Signals:
     sites change interrupts them, and a wait ends as soon as one arrives.
     """
 
-    def __init__(self, numbers: tuple[int, ...]) -> None:
+    def __init__(self, numbers: tuple[int, ...], *, keys: int | None = None) -> None:
         self._numbers = numbers
+        #: A terminal's descriptor where Enter changes the sites, as :data:`CHANGE` does
+        #: (None: no keys read).
+        self.keys = keys
         self._reader, self._writer = socket.socketpair()
         for end in (self._reader, self._writer):
             end.setblocking(False)
@@ -183,13 +208,28 @@ class _Signals:
     def wait(self, timeout: float | None) -> list[int]:
         """The signals that arrived, waiting up to ``timeout`` seconds (None: until one does)
         for the first; empty when none came in time."""
-        readable, _, _ = select.select([self._reader], [], [], timeout)
-        if not readable:
-            return []
+        signalled = self._reader.fileno()
+        watched = [signalled] if self.keys is None else [signalled, self.keys]
+        readable, _, _ = select.select(watched, [], [], timeout)
+        got = self._pressed() if self.keys in readable else []
+        if signalled not in readable:
+            return got
         try:
-            return [number for number in self._reader.recv(64) if number in self._numbers]
+            return got + [n for n in self._reader.recv(64) if n in self._numbers]
         except BlockingIOError:
+            return got
+
+    def _pressed(self) -> list[int]:
+        """[CHANGE] when Enter was pressed; the keys are no longer read once the terminal
+        is closed (end of input) or this process is no longer in its foreground."""
+        assert self.keys is not None
+        if not _in_foreground(self.keys):
+            self.keys = None
             return []
+        typed = os.read(self.keys, 1024)
+        if not typed:
+            self.keys = None
+        return [PRESSED] if b"\n" in typed else []
 
 
 def _noted(number: int, frame: object) -> None:

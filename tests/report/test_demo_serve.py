@@ -40,15 +40,27 @@ class Served:
     """``auditor demo --serve ARGS`` in a background process, its output read by lines."""
 
     def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "auditor", "demo", "--serve", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=PROJECT,
-            env={**os.environ, "PYTHONPATH": PROJECT},
+        self._watch(
+            subprocess.Popen(
+                [sys.executable, "-m", "auditor", "demo", "--serve", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=PROJECT,
+                env={**os.environ, "PYTHONPATH": PROJECT},
+            )
         )
+
+    @classmethod
+    def watching(cls, process: subprocess.Popen[str]) -> Served:
+        """One started otherwise (stdout and stderr piped, as text)."""
+        served = cls.__new__(cls)
+        served._watch(process)
+        return served
+
+    def _watch(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
         self.out: queue.Queue[str] = queue.Queue()
         self.err: queue.Queue[str] = queue.Queue()
         self._pumps = [
@@ -283,3 +295,39 @@ def test_getting_started_s_practice_runs_as_written(serve, tmp_path):
     assert (tmp_path / "practice.sqlite3").is_file()
     served.process.send_signal(signal.SIGINT)  # Ctrl-C
     assert served.process.wait(timeout=PATIENCE) == 0
+
+
+def _terminal_of_its_own() -> None:
+    """In the child: a session of its own, whose controlling terminal is its stdin (a
+    pty), and it in the foreground there: as a command typed in a terminal."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def test_enter_in_the_serving_terminal_changes_the_sites(tmp_path):
+    import pty
+
+    keyboard, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "auditor", "demo", "--serve", "--change-every", "0"],
+        stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=PROJECT, env={**os.environ, "PYTHONPATH": PROJECT},
+        preexec_fn=_terminal_of_its_own,
+    )  # fmt: skip
+    os.close(terminal)
+    served = Served.watching(process)
+    try:
+        url = served.sites()["accurate-jsonld"]
+        assert "Enter" in served.line(served.err, "auditor: serving")
+        before = _get(url + "/sitemap.xml")
+        os.write(keyboard, b"\n")
+        served.line(served.err, "changed:")
+        assert _get(url + "/sitemap.xml") != before
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=PATIENCE) == 0
+    finally:
+        served.stop()
+        os.close(keyboard)
