@@ -206,8 +206,8 @@ class _Signals:
         self._writer.close()
 
     def wait(self, timeout: float | None) -> list[int]:
-        """The signals that arrived, waiting up to ``timeout`` seconds (None: until one does)
-        for the first; empty when none came in time."""
+        """The signals that arrived (:data:`PRESSED` for Enter), waiting up to ``timeout``
+        seconds (None: until one does) for the first; empty when none came in time."""
         signalled = self._reader.fileno()
         watched = [signalled] if self.keys is None else [signalled, self.keys]
         readable, _, _ = select.select(watched, [], [], timeout)
@@ -220,7 +220,7 @@ class _Signals:
             return got
 
     def _pressed(self) -> list[int]:
-        """[CHANGE] when Enter was pressed; the keys are no longer read once the terminal
+        """[PRESSED] when Enter was pressed; the keys are no longer read once the terminal
         is closed (end of input) or this process is no longer in its foreground."""
         assert self.keys is not None
         if not _in_foreground(self.keys):
