@@ -15,6 +15,7 @@ Touches: nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -61,7 +62,7 @@ def outside_crawl(
     """Whether ``interval`` lies outside the span the crawler observed the page over: its
     ``crawl_intervals`` cover ``observed_days`` ending at its copy, ``copy_age`` days
     before ``now`` (NaN: no copy)."""
-    if crawl_intervals <= 0 or observed_days <= 0 or copy_age != copy_age:
+    if crawl_intervals <= 0 or observed_days <= 0 or math.isnan(copy_age):
         return True
     day = 86_400.0
     start_ago = (now - interval.start).total_seconds() / day

@@ -215,7 +215,6 @@ def _pages(
             i = at.get(state.loc)
             if i is not None:
                 figures.take(i, state, now)
-    if site_id is not None:
         audited = known.audits if known is not None else history.audit_fetches(site_id)
         figures.add_audits(audit_intervals(audited), at, now)
     advanced = ~np.isnan(lastmod) & (
