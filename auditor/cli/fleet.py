@@ -190,7 +190,7 @@ def run_fleet(
         _connected(args.cluster, security) as client,
         ReportWriter(history, out) as reports,
     ):
-        with _signals() as terminated:
+        with _signals() as stops:
             fleet = audit_fleet(
                 found,
                 history,
@@ -206,8 +206,8 @@ def run_fleet(
                     for outcome in fleet:  # saved: it counts as done from now on
                         with _signals_held():
                             _saved(outcome, outcomes, args, reports)
-                        _stop_if_terminated(terminated)
-                    _stop_if_terminated(terminated)
+                        _stop_if_signalled(stops)
+                    _stop_if_signalled(stops)
                     reports.drain()
             except KeyboardInterrupt:
                 status = EXIT_SIGINT
@@ -401,26 +401,28 @@ def _signals_held() -> Iterator[None]:
 
 @contextmanager
 def _signals() -> Iterator[list[int]]:
-    """SIGTERM raises :class:`_Terminated` while the fleet runs (SIGINT already raises
-    KeyboardInterrupt), and is kept in the list yielded: raised inside a finalizer (a
-    Dask future let go), the exception is printed and dropped by Python, so the fleet's
-    loop checks the list too (:func:`_stop_if_terminated`). The handler is given back
-    after."""
+    """While the fleet runs, SIGINT raises KeyboardInterrupt and SIGTERM
+    :class:`_Terminated`, and each is kept in the list yielded: raised inside a finalizer
+    or a garbage collector's callback (a Dask future let go, distributed's GC diagnosis),
+    the exception is printed and dropped by Python, so the fleet's loop checks the list
+    too (:func:`_stop_if_signalled`). The handlers are given back after."""
     got: list[int] = []
 
-    def terminate(signum: int, _frame: FrameType | None) -> None:
+    def stop(signum: int, _frame: FrameType | None) -> None:
         got.append(signum)
-        raise _Terminated
+        raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield got
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
-def _stop_if_terminated(got: list[int]) -> None:
-    """Raise :class:`_Terminated` if a SIGTERM arrived, whether or not its own raise was
-    dropped on the way."""
+def _stop_if_signalled(got: list[int]) -> None:
+    """Raise what the first signal that arrived raises (KeyboardInterrupt for SIGINT,
+    :class:`_Terminated` for SIGTERM), whether or not its own raise was dropped on the
+    way."""
     if got:
-        raise _Terminated
+        raise KeyboardInterrupt if got[0] == signal.SIGINT else _Terminated
