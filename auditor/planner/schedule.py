@@ -38,6 +38,7 @@ Touches: nothing.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -92,6 +93,15 @@ MIN_EXPLORE_AGE = 1.0
 #: Days to wait before retrying a URL after its n-th consecutive failure: 1, 2, 4 ...,
 #: at most this many.
 MAX_BACKOFF_DAYS = 30.0
+#: Indexes within this share of each other tie, and copies fetched within the same hour
+#: are as old: a crawl fetches a site's pages seconds apart in its sitemap's order, and
+#: those seconds alone must not decide which of equal pages are fetched (on a real site,
+#: 24 pages seen to change tied, and the crawl's order took 1 of the 7 that changed again
+#: where a draw takes 2.6 on average). Ties go to a page's place in a fixed shuffle of
+#: its site (a hash of its URL), the host's sites in turn.
+TIE_SHARE = 0.01
+_TIE_STEP = math.log1p(TIE_SHARE)
+_AGE_STEP_DAYS = 1 / 24
 
 
 @dataclass
@@ -240,7 +250,7 @@ class _Host:
         return cls(
             site=np.repeat(np.arange(len(sites)), sizes),
             page=joined(np.arange(n) for n in sizes),
-            turn=joined(np.arange(n) / max(n, 1) for n in sizes),
+            turn=joined(_turns(pages.locs) for pages in sites),
             rate=joined(pages.rate for pages in sites),
             copy_age=joined(pages.copy_age for pages in sites),
             segment=joined(pages.segment + offsets[n] for n, pages in enumerate(sites)),
@@ -291,16 +301,36 @@ def _judge(pages: SitePages, horizon: float) -> _Judged:
     return _Judged(p, reason, waiting, informative)
 
 
+def _turns(locs: Sequence[str]) -> Floats:
+    """Each page's place (0 to 1) in a fixed shuffle of its site, by a hash of its URL:
+    equal pages are taken in that order, not in the sitemap's (see :data:`TIE_SHARE`)."""
+    keys = np.fromiter((zlib.crc32(loc.encode()) for loc in locs), np.uint32, len(locs))
+    places = np.empty(len(locs))
+    places[np.argsort(keys, kind="stable")] = np.arange(len(locs)) / max(len(locs), 1)
+    return places
+
+
+def _level(score: Floats) -> Floats:
+    """``score`` on a grid of :data:`TIE_SHARE` steps: indexes that close tie."""
+    with np.errstate(divide="ignore"):
+        return np.floor(np.log(np.maximum(score, 0.0)) / _TIE_STEP)
+
+
+def _hours(age: Floats) -> Floats:
+    """Copy ages in whole hours: copies fetched within one hour are as old."""
+    return np.floor(np.nan_to_num(age, nan=np.inf) / _AGE_STEP_DAYS)
+
+
 def _top(
     indices: npt.NDArray[np.intp], priority: Floats, n: int, turn: Floats
 ) -> npt.NDArray[np.intp]:
     """The ``n`` of ``indices`` with the highest ``priority`` (one for each of them),
-    ties going to the sites of a host in turn."""
+    ties (:data:`TIE_SHARE`) going to the sites of a host in turn."""
     if n <= 0:
         return indices[:0]
     if len(indices) <= n:
         return indices
-    return indices[np.lexsort((turn, -priority))[:n]]
+    return indices[np.lexsort((turn, -_level(priority)))[:n]]
 
 
 def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
@@ -309,14 +339,14 @@ def _verification(host: _Host, planned: int, cap: int) -> npt.NDArray[np.intp]:
     pool = host.still
     if not len(pool) or cap <= 0:
         return pool[:0]
-    oldest = pool[np.argsort(-host.copy_age[pool], kind="stable")]
+    oldest = pool[np.lexsort((host.turn[pool], -_hours(host.copy_age[pool])))]
     _, firsts = np.unique(host.segment[oldest], return_index=True)
     daily = math.ceil(VERIFY_DAILY_SHARE * len(pool))
     wanted = max(math.ceil(VERIFY_SHARE * planned), len(firsts), daily)
     wanted = min(wanted, len(pool), cap)
     head = oldest[np.sort(firsts)][:wanted]
     rest = np.setdiff1d(oldest, head, assume_unique=True)
-    rest = rest[np.argsort(-host.copy_age[rest], kind="stable")]
+    rest = rest[np.lexsort((host.turn[rest], -_hours(host.copy_age[rest])))]
     chosen = np.concatenate([head, rest[: wanted - len(head)]])
     host.reason[chosen] = _VERIFY
     return chosen
@@ -351,7 +381,7 @@ def _exploration(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
     moved = host.advanced[pool]
     worth = moved | (age >= MIN_EXPLORE_AGE)
     pool, age, moved = pool[worth], age[worth], moved[worth]
-    chosen = pool[np.lexsort((host.turn[pool], -age, host.known[pool], ~moved))[:n]]
+    chosen = pool[np.lexsort((host.turn[pool], -_hours(age), host.known[pool], ~moved))[:n]]
     host.reason[chosen] = _EXPLORE
     host.wait[chosen] = day
     return chosen
@@ -368,7 +398,7 @@ def _by_index(host: _Host, n: int, day: float) -> npt.NDArray[np.intp]:
     worth = p >= MIN_P_CHANGED
     pool, p, rate = pool[worth], p[worth], rate[worth]
     score = index(p, rate)
-    best = np.lexsort((host.turn[pool], -score))[:n]
+    best = np.lexsort((host.turn[pool], -_level(score)))[:n]
     chosen = pool[best]
     moved = host.advanced[chosen] & host.informative[chosen]
     host.reason[chosen] = np.where(moved, _ADVANCED, _RATE).astype(np.int8)
