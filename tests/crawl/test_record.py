@@ -110,6 +110,26 @@ def test_a_credible_date_modified_dates_the_changes(db_url):
         assert (found.intervals, found.changes, found.observed_days) == (1, 1, 1.0)
 
 
+def test_a_change_fetched_hours_after_it_dates_nothing(db_url):
+    """A crawler that follows lastmod fetches hours after an edit: that span is its own
+    reaction time, not the page's pace (a real post read as changing 2.7 times a day)."""
+    with _one_page(db_url, "soon") as (history, url, state):
+        t0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+        def fetch(days: float, modified: str, text: str) -> None:
+            at = t0 + timedelta(days=days)
+            record_fetches(history, [FetchRecord(url, at, 200, body=_article(modified, text))])
+
+        fetch(0, "2026-02-28T21:00:00Z", "first")  # edited 3 hours before
+        assert (state().dated_changes, state().dated_days, state().intervals) == (0, 0.0, 0)
+        fetch(20, "2026-03-20T22:00:00Z", "second")  # edited again, fetched 2 hours after
+        found = state()
+        assert (found.dated_changes, found.dated_days) == (0, 0.0)
+        assert (found.intervals, found.changes, found.observed_days) == (1, 1, 20.0)
+        fetch(30, "2026-03-20T22:00:00Z", "second")  # unchanged since: ten days dated
+        assert (state().dated_changes, state().dated_days) == (0, 10.0)
+
+
 def test_a_page_modified_when_published_states_no_change(db_url):
     with _one_page(db_url, "fresh") as (history, url, state):
         at = datetime(2026, 3, 1, tzinfo=UTC)
