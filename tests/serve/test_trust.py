@@ -9,8 +9,9 @@ import contextlib
 import json
 import sqlite3
 import threading
+import time
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
@@ -26,9 +27,13 @@ from auditor.serve.readers import Readers
 from auditor.serve.trust import MAX_URL_CHARS, TrustAnswer, TrustIndex
 from tests.audit.run import audit_json
 from tests.audit.test_mixed_sitemap import build_site
-from tests.history.conftest import BACKENDS, WRITER
+from tests.crawl.blog import Blog
+from tests.crawl.test_cli_crawled_groups import _audit, _crawled, _plan, _posts_and_lists
+from tests.history.conftest import BACKENDS, WRITER, backend, db_url
 from tests.history.helpers import STARTED, entries, result
 from tests.loopback import LoopbackServer
+
+__all__ = ["backend", "db_url"]  # the history fixtures: a test on SQLite and PostgreSQL
 
 MIXED = {"products": BEHAVIOURS["generation-time"], "blog": BEHAVIOURS["accurate-jsonld"]}
 OPTIONS = AuditOptions(sample=SampleOptions(sample=40, delay=0.0, sequential=False), seed=3)
@@ -346,3 +351,43 @@ def test_the_cache_holds_at_most_its_urls(shop):
         assert index.cached_urls == 10
     finally:
         readers.close()
+
+
+# -- the crawler's fetches contradict a trusted group: the planner's rule ---------------
+
+
+def test_a_trusted_group_the_crawl_contradicts_is_not_scheduled_as_the_plan_says(
+    db_url, capsys, tmp_path
+):
+    blog = Blog()
+    blog.build(tmp_path / "v0", 0)
+    with LoopbackServer(root=tmp_path / "v0") as server:
+        origin = server.origin
+        posts, _ = _posts_and_lists(_audit(capsys, db_url, origin, 60))
+        assert posts["verdict"] == "trusted"
+        readers, clock = Readers(db_url), Clock()
+        try:
+            index = TrustIndex(readers, clock=clock)
+            post = f"{origin}{blog.post_path(1)}"
+            assert index.look_up(post).schedule_on_lastmod
+            day1 = datetime.now(UTC)
+            _crawled(capsys, db_url, tmp_path / "day1.jsonl",
+                     blog.crawl_log(tmp_path / "v0", origin, day1))  # fmt: skip
+            deploy = day1.replace(microsecond=0) + timedelta(seconds=2)
+            blog.build(tmp_path / "v1", 1, deploy.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            time.sleep(max((deploy - datetime.now(UTC)).total_seconds(), 0) + 1.1)
+            server.root = tmp_path / "v1"
+            _plan(capsys, db_url, origin)
+            _crawled(capsys, db_url, tmp_path / "day2.jsonl",
+                     blog.crawl_log(tmp_path / "v1", origin, datetime.now(UTC)))  # fmt: skip
+            planned = _plan(capsys, db_url, origin)
+            clock.now += 1.5
+            answers = index.look_up_many([f["url"] for f in planned])
+        finally:
+            readers.close()
+    assert {f["verdict"] for f in planned} >= {"untrusted"}
+    for fetch, answer in zip(planned, answers, strict=True):
+        assert answer.listed and answer.schedule_on_lastmod == (fetch["verdict"] == "trusted")
+    contradicted = [a for a in answers if a.group and a.group.startswith("/YYYY")]
+    assert contradicted and all(a.verdict == "trusted" for a in contradicted)
+    assert all("contradict" in a.reason for a in contradicted)
