@@ -36,11 +36,15 @@ from auditor.serve.readers import Readers
 from auditor.serve.trustkeys import MAX_URL_CHARS, parse_url
 from auditor.serve.trustreads import SegmentTrust, SiteTrust, read_site, read_version, recheck_crawl
 
-__all__ = ["MAX_CACHED_URLS", "MAX_URL_CHARS", "TrustAnswer", "TrustIndex"]
+__all__ = ["MAX_CACHED_URLS", "MAX_URL_CHARS", "SITE_WEIGHT", "TrustAnswer", "TrustIndex"]
 
 #: URLs of decoded inventories kept (about 60 to 100 bytes each with their keys: some
 #: 150 MB), so a server answers a working set of sites this size from memory.
 MAX_CACHED_URLS = 2_000_000
+#: What a kept site weighs beyond its URLs, in URLs (its segments, groupings and array
+#: headers, some 5 KB: about 64 URLs at ~100 bytes), so that sites without an inventory
+#: (never audited, none kept) count against the bound too.
+SITE_WEIGHT = 64
 #: Seconds a kept site, the origins and the crawl batches are trusted before checked again.
 CHECK_SECONDS = 1.0
 #: Locks a site's first read takes (by its id): enough that threads rarely wait on
@@ -99,7 +103,7 @@ class TrustIndex:
         self._lock = threading.Lock()
         self._stripes = [threading.Lock() for _ in range(_STRIPES)]
         self._cache: OrderedDict[int, _Held] = OrderedDict()
-        self._held_urls = 0
+        self._held_urls = self._weight = 0
         self._refreshing = threading.Lock()
         self._origins: dict[str, int] = {}
         self._sites_marker: tuple[Any, ...] = ()
@@ -184,16 +188,22 @@ class TrustIndex:
             return trust
 
     def _keep(self, site_id: int, held: _Held) -> None:
-        """Keep ``held``, dropping the least recently used sites beyond the bound (the
-        site just read stays, however large)."""
+        """Keep ``held``, dropping the least recently used sites while their URLs and
+        :data:`SITE_WEIGHT` each pass the bound (the site just read stays, however
+        large)."""
         with self._lock:
             old = self._cache.pop(site_id, None)
-            self._held_urls -= old.trust.urls if old is not None else 0
+            if old is not None:
+                self._forget(old)
             self._cache[site_id] = held
             self._held_urls += held.trust.urls
-            while self._held_urls > self._limit and len(self._cache) > 1:
-                _, dropped = self._cache.popitem(last=False)
-                self._held_urls -= dropped.trust.urls
+            self._weight += held.trust.urls + SITE_WEIGHT
+            while self._weight > self._limit and len(self._cache) > 1:
+                self._forget(self._cache.popitem(last=False)[1])
+
+    def _forget(self, held: _Held) -> None:
+        self._held_urls -= held.trust.urls
+        self._weight -= held.trust.urls + SITE_WEIGHT
 
 
 def _answer(url: str, site: str, key: str, trust: SiteTrust | None) -> TrustAnswer:

@@ -24,7 +24,7 @@ from auditor.history import History
 from auditor.sampler import SampleOptions
 from auditor.scorer.result import SegmentVerdict
 from auditor.serve.readers import Readers
-from auditor.serve.trust import MAX_URL_CHARS, TrustAnswer, TrustIndex
+from auditor.serve.trust import MAX_URL_CHARS, SITE_WEIGHT, TrustAnswer, TrustIndex
 from tests.audit.run import audit_json
 from tests.audit.test_mixed_sitemap import build_site
 from tests.crawl.blog import Blog
@@ -343,11 +343,12 @@ def test_the_cache_holds_at_most_its_urls(shop):
             history.save_run(_trusted_blog(site), files=[], entries=entries(site), pages=[])
     readers = Readers(shop)
     try:
-        index = TrustIndex(readers, max_cached_urls=12)  # two sites of five URLs
+        bound = 2 * (5 + SITE_WEIGHT)  # two sites of five URLs
+        index = TrustIndex(readers, max_cached_urls=bound)
         for _ in range(2):
             for n in range(6):
                 assert index.look_up(f"https://s{n}.example/c").schedule_on_lastmod
-                assert index.cached_urls <= 12
+                assert index.cached_urls <= 10
         assert index.cached_urls == 10
     finally:
         readers.close()
