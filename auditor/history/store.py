@@ -18,6 +18,7 @@ from auditor.history import batches, fleets
 from auditor.history.backend import Database
 from auditor.history.crawlside import CrawlHistory
 from auditor.history.db import connect
+from auditor.history.fleetreads import FleetReads
 from auditor.history.location import Location, locate
 from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
 from auditor.history.rows import (
@@ -96,7 +97,7 @@ def _numbered_columns(columns: Sequence[str]) -> tuple[str, ...]:
     return ("run_id", "position", *columns)
 
 
-class History(CrawlHistory, WalkHistory, TableHistory):
+class History(CrawlHistory, WalkHistory, TableHistory, FleetReads):
     """Past audits in a SQLite file or a PostgreSQL database: sites, runs, sitemap files,
     segment verdicts, sampled pages and each site's latest inventory.
 
