@@ -14,6 +14,7 @@ Touches: the database.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -120,7 +121,8 @@ class FleetReads:
 
 
 def _grouped(batches: Iterator[list[tuple[Any, ...]]]) -> Iterator[tuple[int, list[RunRow]]]:
-    """Rows ordered by site gathered site by site."""
+    """Rows ordered by site gathered site by site (the few verdicts' texts interned: a
+    fleet table keeps two a site)."""
     site: int | None = None
     runs: list[RunRow] = []
     for batch in batches:
@@ -129,6 +131,6 @@ def _grouped(batches: Iterator[list[tuple[Any, ...]]]) -> Iterator[tuple[int, li
                 if site is not None:
                     yield site, runs
                 site, runs = int(site_id), []
-            runs.append((int(run_id), str(started), str(verdict), recheck))
+            runs.append((int(run_id), str(started), sys.intern(str(verdict)), recheck))
     if site is not None:
         yield site, runs

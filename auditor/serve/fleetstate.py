@@ -37,7 +37,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ARRAYS = ("rank", "code", "since", "last_run", "due", "saved", "runs", "degraded")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SiteRow:
     """One site in the fleet table."""
 
@@ -68,34 +68,60 @@ def _saved(savings: Mapping[str, Any] | None) -> float | None:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Site:
-    """A site as read: its row, and the first day and verdict of each of its streaks."""
+    """A site as read: its row, and the first day and verdict of each of its streaks
+    (:func:`_packed`: one short text rather than tuples of dates, a fifth of the memory
+    at 100,000 sites)."""
 
     row: SiteRow
-    streaks: tuple[tuple[date, str], ...]
+    streaks: str
 
 
-def _site(origin: str, runs: Sequence[RunRow], savings: Mapping[str, Any] | None) -> _Site:
-    """A site from its runs (oldest first) and its latest run's savings."""
+#: A site's runs as kept while the whole fleet streams past: the start and verdict of
+#: each streak, the number of runs, the latest run.
+_Summary = tuple[list[tuple[str, str]], int, "RunRow"]
+
+
+def _summary(runs: Sequence[RunRow]) -> _Summary:
+    """What a site's row needs of its runs (oldest first)."""
     starts: list[tuple[str, str]] = []
     for _, started, verdict, _ in runs:
         if not starts or starts[-1][1] != verdict:
             starts.append((started, verdict))
-    last_id, last_started, verdict, recheck = runs[-1]
+    return starts, len(runs), runs[-1]
+
+
+def _site(origin: str, summary: _Summary, savings: Mapping[str, Any] | None) -> _Site:
+    """A site from its runs' summary and its latest run's savings."""
+    starts, count, (last_id, last_started, verdict, recheck) = summary
     last = instant(last_started)
     days = DEFAULT_RECHECK_DAYS if recheck is None else float(recheck)
     previous = starts[-2][1] if len(starts) > 1 else None
     degraded = previous is not None and VERDICT_RANK.get(verdict, 0) < VERDICT_RANK.get(previous, 0)
     row = SiteRow(origin, site_slug(origin), verdict, instant(starts[-1][0]), previous,
-                  len(runs), last, last + timedelta(days=days), _saved(savings), degraded,
+                  count, last, last + timedelta(days=days), _saved(savings), degraded,
                   last_id)  # fmt: skip
-    streaks = tuple((instant(started).astimezone(UTC).date(), v) for started, v in starts)
+    streaks = _packed((instant(started).astimezone(UTC).date(), v) for started, v in starts)
     return _Site(row, streaks)
 
 
-def _deltas(streaks: Sequence[tuple[date, str]], sign: int) -> Iterable[tuple[date, str, int]]:
+def _packed(streaks: Iterable[tuple[date, str]]) -> str:
+    """Streaks as one text: a line each, the day's ordinal and the verdict."""
+    return "\n".join(f"{day.toordinal()} {verdict}" for day, verdict in streaks)
+
+
+def _unpacked(text: str) -> list[tuple[date, str]]:
+    found = []
+    for line in text.split("\n"):
+        ordinal, _, verdict = line.partition(" ")
+        found.append((date.fromordinal(int(ordinal)), verdict))
+    return found
+
+
+def _deltas(packed: str, sign: int) -> Iterable[tuple[date, str, int]]:
     """A site's changes to the fleet's count by verdict at each day's end."""
+    streaks = _unpacked(packed)
     for i, (day, verdict) in enumerate(streaks):
         yield day, verdict, sign
         if i:
@@ -109,7 +135,7 @@ class State:
         #: The highest run id and the number of runs when read.
         self.marks = marks
         self.rows: list[SiteRow] = []
-        self.streaks: list[tuple[tuple[date, str], ...]] = []
+        self.streaks: list[str] = []  # each site's, packed
         self.slot: dict[str, int] = {}  # by origin and by slug
         self.by_id: dict[int, int] = {}  # by site id
         self.lowered: list[str] = []
@@ -148,7 +174,7 @@ class State:
         self.by_id[site_id] = slot
         self._count(row, site.streaks, 1)
 
-    def _count(self, row: SiteRow, streaks: Sequence[tuple[date, str]], sign: int) -> None:
+    def _count(self, row: SiteRow, streaks: str, sign: int) -> None:
         self.counts[row.verdict] = self.counts.get(row.verdict, 0) + sign
         if not self.counts[row.verdict]:
             del self.counts[row.verdict]
@@ -247,12 +273,14 @@ def built(history: History) -> State:
     with history.read_snapshot():
         state = State(history.run_marks())
         origins = history.site_origins()
-        read = list(history.site_runs())
-        savings = history.run_savings([runs[-1][0] for _, runs in read])
-    state._size_columns(len(read))
-    for slot, (site_id, runs) in enumerate(read):
-        state._put(slot, _site(origins[site_id], runs, savings.get(runs[-1][0])), site_id)
-    state._set_columns(range(len(read)))
+        # streamed: a site's runs at a time, each kept as its summary only
+        summaries = [(site_id, _summary(runs)) for site_id, runs in history.site_runs()]
+        savings = history.run_savings([summary[2][0] for _, summary in summaries])
+    state._size_columns(len(summaries))
+    for slot, (site_id, summary) in enumerate(summaries):
+        site = _site(origins[site_id], summary, savings.get(summary[2][0]))
+        state._put(slot, site, site_id)
+    state._set_columns(range(len(summaries)))
     state._sort_sites()
     return state
 
@@ -298,7 +326,8 @@ def _updated(
     touched = []
     for site_id, runs in read:
         slot = state.by_id.get(site_id, len(state.rows))
-        state._put(slot, _site(origins[site_id], runs, savings.get(runs[-1][0])), site_id)
+        site = _site(origins[site_id], _summary(runs), savings.get(runs[-1][0]))
+        state._put(slot, site, site_id)
         touched.append(slot)
     state._set_columns(touched)
     if new:
