@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from auditor.history.backend import Database
+from auditor.history.records import RunRecord, instant
 
 __all__ = ["BATCH_IDS", "FleetReads", "RunRow"]
 
@@ -95,6 +96,19 @@ class FleetReads:
                 if text is not None:
                     found[int(run_id)] = json.loads(text)
         return found
+
+    def recent_runs(self, site: str, limit: int) -> list[RunRecord]:
+        """The ``limit`` latest runs of ``site``, oldest first."""
+        rows = self._db.rows(
+            "SELECT r.id, s.origin, r.started_at, r.finished_at, r.verdict, r.recheck_days"
+            " FROM sites s JOIN runs r ON r.site_id = s.id WHERE s.origin = ?"
+            " ORDER BY r.started_at DESC, r.id DESC LIMIT ?",
+            (site, limit),
+        )
+        return [
+            RunRecord(int(i), str(o), instant(started), instant(finished), str(v), recheck)
+            for i, o, started, finished, v, recheck in reversed(rows)
+        ]
 
     def run_segments(self, run_id: int) -> list[dict[str, Any]]:
         """A run's segments in order, each with its stored columns (``reasons`` decoded:
