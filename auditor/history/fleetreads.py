@@ -59,6 +59,10 @@ class FleetReads:
         top, count = self._db.rows("SELECT coalesce(max(id), 0), count(*) FROM runs")[0]
         return int(top), int(count)
 
+    def top_run_id(self) -> int:
+        """The highest run id (0: none), one look-up at the end of the primary key."""
+        return int(self._db.rows("SELECT coalesce(max(id), 0) FROM runs")[0][0])
+
     def sites_with_runs_after(self, run_id: int) -> dict[int, int]:
         """The sites (by id) with runs whose id is above ``run_id``, and how many."""
         rows = self._db.rows(

@@ -33,6 +33,8 @@ __all__ = ["SiteRow", "State", "built", "micros", "refreshed"]
 
 #: Host searches whose matches a state keeps (a person pages through one search).
 _HOST_MATCHES = 32
+#: ... of which a new state makes the latest again before it answers.
+_WARM_HOSTS = 4
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ARRAYS = ("rank", "code", "since", "last_run", "due", "saved", "runs", "degraded")
 
@@ -231,6 +233,15 @@ class State:
             key = -key
         return np.lexsort((self.site_pos, key))
 
+    def warm_like(self, old: State) -> None:
+        """Make the sort orders ``old`` made, and its latest host matches, before this
+        state answers: the first query after a refresh finds them made (10 to 80 ms
+        each at 100,000 sites)."""
+        for sort in list(old._orders):
+            self.order(sort)
+        for text in list(old._hosts)[-_WARM_HOSTS:]:
+            self.host_mask(text)
+
     def host_mask(self, text: str) -> np.ndarray[Any, Any]:
         """Which sites hold ``text`` (case-insensitive); the latest searches kept."""
         needle = text.lower()
@@ -285,10 +296,14 @@ def built(history: History) -> State:
     return state
 
 
-def refreshed(history: History, old: State) -> State | None:
+def refreshed(history: History, old: State, *, verify: bool = True) -> State | None:
     """The state after the runs saved since ``old`` was read (None: nothing saved),
     made from ``old`` and the sites with new runs; read whole again when runs were
-    deleted."""
+    deleted. Without ``verify``, a highest run id unchanged is taken for no change (one
+    look-up; counting every run to see a deletion takes 40 to 100 ms at 1,000,000
+    runs)."""
+    if not verify and history.top_run_id() == old.marks[0]:
+        return None
     with history.read_snapshot():
         marks = history.run_marks()
         if marks == old.marks:
@@ -300,9 +315,9 @@ def refreshed(history: History, old: State) -> State | None:
             origins = history.site_origins(ids)
             read = list(history.site_runs(ids))
             savings = history.run_savings([runs[-1][0] for _, runs in read])
-    if deleted:  # read every site again
-        return built(history)
-    return _updated(old, marks, origins, read, savings)
+    made = built(history) if deleted else _updated(old, marks, origins, read, savings)
+    made.warm_like(old)
+    return made
 
 
 def _updated(

@@ -5,6 +5,7 @@ time, and runs saved (or deleted) by another handle while it serves. Both backen
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
@@ -14,7 +15,7 @@ from auditor.history import DEFAULT_RECHECK_DAYS, History
 from auditor.report.fleet import VERDICT_RANK
 from auditor.report.site import site_slug
 from auditor.scorer.result import VERDICTS
-from auditor.serve import fleetstate
+from auditor.serve import fleet, fleetstate
 from auditor.serve.fleet import MAX_PER_PAGE, SORTS, FleetQuery, FleetTable
 from auditor.serve.readers import Readers
 from tests.history.backends import raw
@@ -71,7 +72,7 @@ def fleet_url(db_url: str) -> str:
 @pytest.fixture
 def table(fleet_url: str):  # type: ignore[no-untyped-def]
     readers = Readers(fleet_url)
-    yield FleetTable(readers, check_seconds=0.0)
+    yield FleetTable(readers, check_seconds=0.0, background=False)
     readers.close()
 
 
@@ -248,7 +249,8 @@ def test_runs_saved_by_another_handle_are_read_incrementally(table, fleet_url, m
     assert {r.site for r in _all(table, degraded=True)} >= {"https://improves.example"}
 
 
-def test_runs_deleted_read_every_site_again(table, fleet_url):
+def test_runs_deleted_read_every_site_again(table, fleet_url, monkeypatch):
+    monkeypatch.setattr(fleet, "VERIFY_SECONDS", 0.0)  # every check counts the runs
     for site in ("https://degrades.example", "https://steady.example"):  # their inventories
         raw(fleet_url, "DELETE FROM url_state WHERE site_id = (SELECT id FROM sites"
                        " WHERE origin = ?)", (site,))  # fmt: skip
@@ -266,7 +268,7 @@ def test_runs_deleted_read_every_site_again(table, fleet_url):
 def test_a_table_checks_no_more_often_than_asked(fleet_url):
     readers = Readers(fleet_url)
     try:
-        table = FleetTable(readers, check_seconds=3600)
+        table = FleetTable(readers, check_seconds=3600, background=False)
         with History.open(fleet_url) as writer:
             _save(writer, "https://late.example", 5, "trusted", None, None)
         assert table.site("late.example") is None and len(table) == 9
@@ -298,3 +300,40 @@ def test_threads_query_while_another_handle_saves(table, fleet_url):
         thread.join()
     assert not errors
     assert table.query(FleetQuery(verdicts=("partial",))).total == 1 + 5
+
+
+def test_a_deletion_is_seen_when_the_runs_are_next_counted(table, fleet_url):
+    raw(fleet_url, "DELETE FROM url_state")
+    raw(fleet_url, "DELETE FROM runs WHERE site_id = (SELECT id FROM sites WHERE origin = ?)",
+        ("https://steady.example",))  # fmt: skip
+    assert table.site("steady.example") is not None  # the highest run id alone: unchanged
+    table.refresh()  # counts them
+    assert table.site("steady.example") is None and len(table) == 8
+
+
+def test_a_background_thread_keeps_the_table_up_to_date(fleet_url):
+    readers = Readers(fleet_url)
+    table = FleetTable(readers, check_seconds=0.05)
+    try:
+        with History.open(fleet_url) as writer:
+            _save(writer, "https://background.example", 5, "trusted", None, None)
+        deadline = time.monotonic() + 10
+        while table.site("background.example") is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert table.site("background.example") is not None
+    finally:
+        table.close()
+        readers.close()
+    assert not any(t.name == "auditor-fleet-table" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_refreshed_state_has_the_sorts_and_searches_asked_before_made(table, fleet_url):
+    table.query(FleetQuery(sort="-saved", host="EXAMPLE"))
+    old = table._state
+    with History.open(fleet_url) as writer:
+        _save(writer, "https://warm.example", 5, "trusted", None, None)
+    table.refresh()
+    assert table._state is not old
+    assert set(table._state._orders) == set(old._orders) >= {"-saved"}
+    assert "example" in table._state._hosts
+    assert "https://warm.example" in {r.site for r in _all(table, host="EXAMPLE", sort="-saved")}

@@ -67,7 +67,7 @@ def _log(origin: str, site: SimulatedSite) -> str:
 def served(audited):  # type: ignore[no-untyped-def]
     database, origin = audited
     readers = Readers(database)
-    yield readers, FleetTable(readers, check_seconds=0.0), origin
+    yield readers, FleetTable(readers, check_seconds=0.0, background=False), origin
     readers.close()
 
 
@@ -114,7 +114,7 @@ def test_the_plan_counts_are_kept_until_the_site_s_next_run(audited, tmp_path, m
     shutil.copyfile(audited[0], database)  # this test saves a run: a copy of its own
     origin = audited[1]
     readers = Readers(database)
-    table = FleetTable(readers, check_seconds=0.0)
+    table = FleetTable(readers, check_seconds=0.0, background=False)
     made = []
     real = site_module._plan_counts
 
@@ -159,7 +159,7 @@ def test_a_site_with_a_single_run_and_no_crawl(db_url):
                          entries=entries(origin), pages=pages(origin))  # fmt: skip
     readers = Readers(database)
     try:
-        table = FleetTable(readers)
+        table = FleetTable(readers, background=False)
         detail = site_detail(readers, table, "one.example", now=NOW)
         assert detail is not None
         assert detail.crawl_batches == () and len(detail.timeline) == 1
