@@ -32,8 +32,8 @@ __all__ = ["TIMELINE_RUNS", "SiteDetail", "site_detail", "site_plan_lines"]
 #: Runs a site's timeline shows at most (the latest): a site audited daily for a year
 #: and a half; its page stays light.
 TIMELINE_RUNS = 500
-#: Sites whose plan counts are kept (each a handful of numbers; a plan of 100,000 URLs
-#: takes about a second to make).
+#: Sites whose plan counts are kept (each a handful of numbers; the plan of a
+#: 1,000,000-URL site took 24.9 s and 742 MB to make: tests/benchmarks/README.md).
 _KEPT_PLANS = 1_000
 
 
