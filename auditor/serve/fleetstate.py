@@ -12,6 +12,7 @@ Touches: the database.
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -148,6 +149,7 @@ class State:
         self.site_pos: np.ndarray[Any, Any] = np.zeros(0, dtype=np.int64)
         self._orders: dict[str, np.ndarray[Any, Any]] = {}
         self._hosts: OrderedDict[str, np.ndarray[Any, Any]] = OrderedDict()
+        self._hosts_lock = threading.Lock()  # requests of several threads share a state
 
     @property
     def version(self) -> str:
@@ -245,12 +247,14 @@ class State:
     def host_mask(self, text: str) -> np.ndarray[Any, Any]:
         """Which sites hold ``text`` (case-insensitive); the latest searches kept."""
         needle = text.lower()
-        found = self._hosts.get(needle)
+        with self._hosts_lock:
+            found = self._hosts.get(needle)
         if found is None:
             found = np.fromiter((needle in s for s in self.lowered), bool, len(self.lowered))
-            self._hosts[needle] = found
-            while len(self._hosts) > _HOST_MATCHES:
-                self._hosts.popitem(last=False)
+            with self._hosts_lock:
+                self._hosts[needle] = found
+                while len(self._hosts) > _HOST_MATCHES:
+                    self._hosts.popitem(last=False)
         return found
 
     def counts_in_order(self) -> dict[str, int]:
