@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from auditor.errors import HistoryError
 from auditor.history.location import Location
 
 __all__ = ["RECONNECT_SECONDS", "Database", "Dialects", "Rows"]
@@ -53,10 +54,18 @@ class Database(ABC):
     #: ``sqlite`` or ``postgresql``.
     dialect: str
 
-    def __init__(self, location: Location) -> None:
+    def __init__(self, location: Location, *, read_only: bool = False) -> None:
         self.location = location
+        #: Opened read-only: the database refuses every write (SQLite ``mode=ro``,
+        #: PostgreSQL a read-only session) and :meth:`write` refuses before it.
+        self.read_only = read_only
         #: Seconds to keep connecting again after the connection was lost (PostgreSQL).
         self.reconnect_window = RECONNECT_SECONDS
+
+    def refuse_writes(self) -> None:
+        """HistoryError when this database was opened read-only (before any write)."""
+        if self.read_only:
+            raise HistoryError(f"{self.location} was opened read-only: nothing is written")
 
     def retried(self, work: Callable[[], T]) -> T:
         """Run ``work`` (one write transaction, or statements outside any), and run it

@@ -41,6 +41,7 @@ from auditor.history.views import (
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
     "MIGRATIONS",
+    "UPGRADE_COMMAND",
     "Dialects",
     "Migration",
     "connect",
@@ -173,11 +174,18 @@ def resolve_path(path: str | os.PathLike[str] | None) -> Path:
     return location.path
 
 
-def connect(location: Location) -> tuple[Database, list[str]]:
+#: What a reader tells its user to run on a history that lacks migrations: any command
+#: that opens it for writing applies them.
+UPGRADE_COMMAND = "auditor history --db {location}"
+
+
+def connect(location: Location, *, read_only: bool = False) -> tuple[Database, list[str]]:
     """Open (or create) the history at ``location``, check it, migrate it.
 
+    ``read_only``: never create, migrate or write (a reader's handle, ``auditor serve``):
+    a missing history or one that lacks migrations is a HistoryError saying what to run.
     Returns the database and the names of the migrations applied now."""
-    database = _open(location)
+    database = _open(location, read_only=read_only)
     try:
         version, tables = database.inspect()
         if version > len(MIGRATIONS):
@@ -186,6 +194,9 @@ def connect(location: Location) -> tuple[Database, list[str]]:
             listed = ", ".join(tables[:5])
             kind = "SQLite database" if location.dialect == "sqlite" else "database schema"
             raise HistoryError(f"{location} is a {kind} of something else (tables: {listed})")
+        if read_only:
+            _check_current(location, version)
+            return database, []
         database.prepare()
         applied = migrate(database)
     except BaseException:
@@ -194,14 +205,30 @@ def connect(location: Location) -> tuple[Database, list[str]]:
     return database, applied
 
 
-def _open(location: Location) -> Database:
+def _check_current(location: Location, version: int) -> None:
+    """HistoryError unless a history opened read-only has every migration."""
+    if version == 0:
+        raise HistoryError(
+            f"{location} holds no history yet (audit a site into it first: auditor audit "
+            "SITE --db ...)"
+        )
+    if version < len(MIGRATIONS):
+        missing = ", ".join(m.name for m in MIGRATIONS[version:])
+        command = UPGRADE_COMMAND.format(location=location)
+        raise HistoryError(
+            f"{location} lacks migrations {missing} (made by an older auditor); it is "
+            f"opened read-only, so apply them first: {command}"
+        )
+
+
+def _open(location: Location, *, read_only: bool = False) -> Database:
     if location.dialect == "postgresql":
         from auditor.history.postgres import PostgresDatabase
 
-        return PostgresDatabase(location)
+        return PostgresDatabase(location, read_only=read_only)
     from auditor.history.sqlite import SqliteDatabase
 
-    return SqliteDatabase(location)
+    return SqliteDatabase(location, read_only=read_only)
 
 
 def _newer(location: Location, version: int) -> str:

@@ -1,5 +1,9 @@
 """The PostgreSQL side of history, through psycopg 3: many writers, one lock, ``COPY``.
 
+A history opened read-only (``auditor serve``) is a read-only session
+(``default_transaction_read_only``, set again on each new connection): the server refuses
+every write.
+
 Writers: every write transaction first takes one transaction-scoped advisory lock
 (``pg_advisory_xact_lock``) keyed on the history's schema, then reads ``max(id) + 1`` for
 a new site or run. Saves therefore commit one at a time, in run-id order: ids are unique,
@@ -97,8 +101,8 @@ class PostgresDatabase(Database):
 
     dialect = "postgresql"
 
-    def __init__(self, location: Location) -> None:
-        super().__init__(location)
+    def __init__(self, location: Location, *, read_only: bool = False) -> None:
+        super().__init__(location, read_only=read_only)
         self._psycopg = _driver()
         self._depth = 0  # transactions open (a statement inside one is not run again alone)
         self.conn: psycopg.Connection[Any] = self._connect(location.url or "")
@@ -127,6 +131,8 @@ class PostgresDatabase(Database):
                 conn.execute(
                     f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'"
                 )
+                if self.read_only:  # every transaction of the session, also after a reconnect
+                    conn.execute("SET default_transaction_read_only = on")
         except BaseException:
             conn.close()
             raise
@@ -317,6 +323,7 @@ class PostgresDatabase(Database):
 
     @contextmanager
     def write(self) -> Iterator[None]:
+        self.refuse_writes()
         with self._transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_key,))
             yield

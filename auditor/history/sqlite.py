@@ -73,8 +73,8 @@ class SqliteDatabase(Database):
 
     dialect = "sqlite"
 
-    def __init__(self, location: Location) -> None:
-        super().__init__(location)
+    def __init__(self, location: Location, *, read_only: bool = False) -> None:
+        super().__init__(location, read_only=read_only)
         assert location.path is not None
         if sqlite3.sqlite_version_info < _NEEDS:
             raise HistoryError(
@@ -82,14 +82,36 @@ class SqliteDatabase(Database):
                 f"window functions); this Python has {sqlite3.sqlite_version}"
             )
         self.path: Path = location.path
+        self.conn = self._connect_read_only() if read_only else self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise HistoryError(f"cannot create the folder for {self.path}: {exc}") from exc
         with translated(self.path):
-            self.conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+            return sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """``mode=ro``: SQLite refuses every write, and never creates the file. A WAL
+        history written by other processes meanwhile is read as they commit (the reader
+        shares the ``-shm`` index, which SQLite makes beside the file if it is missing).
+        A reader's connection may be closed by another thread than its own (a server
+        closes every worker thread's handle at shutdown)."""
+        if not self.path.is_file():
+            raise HistoryError(f"no history at {self.path} (no such file; nothing was created)")
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        with translated(self.path):
+            conn = sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,
+                check_same_thread=False,
             )
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            conn.execute("PRAGMA query_only = ON")
+        return conn
 
     # -- opening -------------------------------------------------------------------
 
@@ -161,6 +183,7 @@ class SqliteDatabase(Database):
 
     @contextmanager
     def write(self) -> Iterator[None]:
+        self.refuse_writes()
         with translated(self.path), write_transaction(self.conn):
             yield
 

@@ -18,6 +18,7 @@ from auditor.history import batches, fleets
 from auditor.history.backend import Database
 from auditor.history.crawlside import CrawlHistory
 from auditor.history.db import connect
+from auditor.history.fleetreads import FleetReads
 from auditor.history.location import Location, locate
 from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
 from auditor.history.rows import (
@@ -96,7 +97,7 @@ def _numbered_columns(columns: Sequence[str]) -> tuple[str, ...]:
     return ("run_id", "position", *columns)
 
 
-class History(CrawlHistory, WalkHistory, TableHistory):
+class History(CrawlHistory, WalkHistory, TableHistory, FleetReads):
     """Past audits in a SQLite file or a PostgreSQL database: sites, runs, sitemap files,
     segment verdicts, sampled pages and each site's latest inventory.
 
@@ -117,16 +118,23 @@ class History(CrawlHistory, WalkHistory, TableHistory):
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str] | None = None, *, reconnect: float | None = None
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        reconnect: float | None = None,
+        read_only: bool = False,
     ) -> History:
         """Open (creating it if needed) the history at ``path`` (a SQLite path,
         ``sqlite:///PATH`` or ``postgresql://...``), else ``AUDITOR_DB``, else
         :func:`~auditor.history.default_db_path`; apply missing migrations.
 
         ``reconnect``: seconds a PostgreSQL history keeps connecting again after its
-        connection was lost (default :data:`~auditor.history.backend.RECONNECT_SECONDS`)."""
+        connection was lost (default :data:`~auditor.history.backend.RECONNECT_SECONDS`).
+        ``read_only``: never create, migrate or write (SQLite ``mode=ro``, a read-only
+        PostgreSQL session): a missing history, or one lacking migrations, is a
+        HistoryError saying what to run; any write raises HistoryError."""
         location = locate(path)
-        database, applied = connect(location)
+        database, applied = connect(location, read_only=read_only)
         if reconnect is not None:
             database.reconnect_window = reconnect
         return cls(database, location, applied)
@@ -135,6 +143,11 @@ class History(CrawlHistory, WalkHistory, TableHistory):
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self._db.dialect
+
+    @property
+    def read_only(self) -> bool:
+        """Opened read-only: every write raises HistoryError."""
+        return self._db.read_only
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

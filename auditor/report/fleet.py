@@ -33,6 +33,7 @@ __all__ = [
     "NOT_DRAWN_PAGE",
     "PAGE_ROWS",
     "TRENDS",
+    "VERDICT_RANK",
     "fleet_rows",
     "fleet_savings",
     "page_name",
@@ -40,8 +41,10 @@ __all__ = [
     "write_fleet_index",
 ]
 
-#: How good each verdict is for scheduling, to tell a trend up from a trend down.
-_RANK = {"trusted": 4, "partial": 3, "inconclusive": 2, "untrusted": 1, "no-lastmod": 1}
+#: How good each verdict is for scheduling, to tell a trend up from a trend down (an
+#: unknown verdict ranks 0, below all): the index and ``auditor serve`` sort worst first.
+VERDICT_RANK = {"trusted": 4, "partial": 3, "inconclusive": 2, "untrusted": 1, "no-lastmod": 1}
+_RANK = VERDICT_RANK
 #: Trends, in the order the index sorts them (worst news first).
 TRENDS = ("degrading", "first run", "steady", "improving")
 #: Recent verdicts shown per site.

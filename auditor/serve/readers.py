@@ -1,5 +1,7 @@
-"""One history handle per thread for the server: a request's reads run in a worker
-thread, and a database connection belongs to the thread that opened it.
+"""One read-only history handle per thread for the server: a request's reads run in a
+worker thread, and a database connection belongs to the thread that opened it. Each is
+opened read-only (:meth:`~auditor.history.History.open`): the server never creates,
+migrates or writes a history.
 
 Touches: the database.
 """
@@ -14,8 +16,9 @@ __all__ = ["Readers"]
 
 
 class Readers:
-    """One History per thread, opened on first use; :meth:`close` closes them all. The
-    first is opened at once, so a wrong location fails before the server starts."""
+    """One read-only History per thread, opened on first use; :meth:`close` closes them
+    all. The first is opened at once, so a wrong location (a missing file, a history
+    lacking migrations) fails before the server starts."""
 
     def __init__(self, location: str) -> None:
         self.location = location
@@ -28,7 +31,7 @@ class Readers:
         """This thread's handle."""
         handle: History | None = getattr(self._local, "history", None)
         if handle is None:
-            handle = History.open(self.location)
+            handle = History.open(self.location, read_only=True)
             self._local.history = handle
             with self._lock:
                 self._opened.append(handle)
