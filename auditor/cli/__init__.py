@@ -64,6 +64,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from auditor.cli.coverage import add_coverage_command
         from auditor.cli.db import add_db_commands
         from auditor.cli.plan import add_plan_commands
+        from auditor.cli.serve import add_serve_command
 
         _add_inspect(commands)
         _add_page_command(commands)
@@ -71,6 +72,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         add_plan_commands(commands)
         add_coverage_command(commands)
         add_db_commands(commands)
+        add_serve_command(commands)
     add_log_options(commands)
     return parser
 

@@ -3,7 +3,9 @@ other programs read, shipped in the package beside this module.
 
 - ``audit-result``: the AuditResult of ``auditor audit --json`` (one a line for a fleet);
 - ``walk-line``: one line of ``auditor walk --format jsonl``;
-- ``plan-line``: one line of ``auditor plan --format jsonl``.
+- ``plan-line``: one line of ``auditor plan --format jsonl``;
+- ``site-row``: a site of the fleet as ``auditor serve``'s API lists it;
+- ``trust-answer``: the answer of ``auditor serve``'s trust look-up for one URL.
 
 Keys are added, never renamed or removed: every object of the schemas allows keys it does
 not name, so a consumer validating with an older schema keeps working. :func:`schema`
@@ -24,7 +26,7 @@ from typing import Any
 __all__ = ["SCHEMA_NAMES", "schema", "validate"]
 
 #: The schemas shipped, by name (``auditor/schemas/<name>.json``).
-SCHEMA_NAMES = ("audit-result", "walk-line", "plan-line")
+SCHEMA_NAMES = ("audit-result", "walk-line", "plan-line", "site-row", "trust-answer")
 
 
 def schema(name: str) -> dict[str, Any]:

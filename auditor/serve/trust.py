@@ -70,7 +70,8 @@ class TrustAnswer:
     reason: str  # one line saying why
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values, instants as ISO 8601 in UTC (``Z``)."""
+        """JSON-ready values, instants as ISO 8601 in UTC (``+00:00``, as every answer
+        of the API gives them), a lastmod to the microsecond it was written to."""
         return {
             name: _iso(value) if isinstance(value, datetime) else value
             for name, value in asdict(self).items()
@@ -78,7 +79,7 @@ class TrustAnswer:
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat()
 
 
 @dataclass

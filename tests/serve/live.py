@@ -62,7 +62,7 @@ def serve_process(
     try:
         assert child.stderr is not None
         line = child.stderr.readline()  # the first line names the address
-        found = re.search(r"at (http://\S+?)/? ", line + " ")
+        found = re.search(r"at (http://[^\s;]+?)/?[;\s]", line + " ")
         if found is None:
             rest = child.communicate(timeout=START_SECONDS)[1]
             raise AssertionError(f"auditor serve did not start: {line}{rest}")
@@ -75,3 +75,6 @@ def serve_process(
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait(timeout=10)
+        for stream in (child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()

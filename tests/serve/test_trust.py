@@ -331,8 +331,8 @@ def test_to_dict_is_json_ready_with_utc_instants(shop):
         readers.close()
     data = answer.to_dict()
     assert set(data) == {f.name for f in TrustAnswer.__dataclass_fields__.values()}
-    assert data["lastmod"] == "2026-11-29T19:58:01.123456Z" and data["listed"] is True
-    assert data["since"].endswith("Z")
+    assert data["lastmod"] == "2026-11-29T19:58:01.123456+00:00" and data["listed"] is True
+    assert data["since"].endswith("+00:00")
     assert json.loads(json.dumps(data)) == data
 
 
