@@ -209,7 +209,9 @@ def _uvicorn_logs_to_ours() -> None:
 def _bound(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port``; a usage error when it cannot be bound."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say they are TCP;
+    # without it every keep-alive answer waited out a delayed ACK (44 ms a request)
+    listening = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listening.bind((host.strip("[]"), port))

@@ -134,8 +134,11 @@ async def trust_one(request: Request) -> Response:
         return refusal(400, "url: give exactly one (the batch form is POST /api/v1/trust)")
     if len(urls[0]) > MAX_URL:
         return refusal(400, f"url: longer than {MAX_URL} characters")
-    try:
-        answer = await run_in_threadpool(_served(request).trust.look_up, urls[0])
+    trust = _served(request).trust
+    try:  # a site already kept is answered here, without a thread's hop
+        answer = trust.peek(urls[0])
+        if answer is None:
+            answer = await run_in_threadpool(trust.look_up, urls[0])
     except ValueError as exc:
         return refusal(400, f"url: {exc}")
     return JSONResponse(answer.to_dict())

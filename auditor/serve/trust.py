@@ -140,6 +140,20 @@ class TrustIndex:
         pairs = zip(urls, parsed, strict=True)
         return [_answer(url, site, key, sites[site]) for url, (site, key) in pairs]
 
+    def peek(self, url: str) -> TrustAnswer | None:
+        """:meth:`look_up`'s answer when it needs no read of the history (the site kept
+        and checked within ``check_seconds``, or an origin the history does not hold),
+        else None: cheap enough for an event loop, where a thread's hop would cost more
+        than the look-up. ValueError as :meth:`look_up`."""
+        site, key = parse_url(url)
+        if self._clock() - self._checked >= self._check:
+            return None  # the origins are due to be read again: a thread does it
+        site_id = self._origins.get(site)
+        if site_id is None:
+            return _answer(url, site, key, None)
+        trust = self._fresh(site_id)
+        return None if trust is None else _answer(url, site, key, trust)
+
     def _refresh(self) -> None:
         """Read the origins and the crawl batches again, once per ``check_seconds``."""
         now = self._clock()

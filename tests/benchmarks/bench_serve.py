@@ -13,10 +13,12 @@ waits until it answers, then:
 - **fleet page**: ``GET /`` with a spread of filters, sorts and pages (the first page,
   deep pages, each filter, each sort both ways), ``--fleet-requests`` of them one at a time
   from one client: p50, p95, max;
-- **trust look-up**: ``GET /api/v1/trust?url=`` of listed URLs of random sites from
-  ``--clients`` concurrent clients (threads, one keep-alive connection each) for
-  ``--seconds``: p50, p95, look-ups a second; a first pass on cold sites, a second on the
-  same URLs (warm);
+- **trust look-up**: ``GET /api/v1/trust?url=`` of listed URLs from ``--clients``
+  concurrent clients (threads, one keep-alive connection each) for ``--seconds`` each:
+  p50, p95, look-ups a second, in three mixes: *a crawl's day* (the URLs of
+  ``--crawl-sites`` random sites, asked in random order: each site read on its first
+  look-up, then kept), the same again (*warm*), and *scattered* (each look-up a URL of
+  another random site: every one a first read, the worst case);
 - the server's resident memory after each (``/proc/PID/status`` VmRSS) and at start.
 
 Targets (issue 35): fleet page p95 <= 300 ms; trust p95 <= 20 ms and >= 500 look-ups a
@@ -37,6 +39,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -71,17 +74,23 @@ def main() -> int:
     parser.add_argument("--fleet-requests", type=int, default=160)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--urls", type=int, default=20_000, help="distinct URLs looked up")
+    parser.add_argument("--crawl-sites", type=int, default=300, help="sites of a crawl's day")
+    parser.add_argument("--scattered", type=int, default=20_000, help="sites scattered over")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}", flush=True)
-    urls = _listed_urls(args.keep / "history.sqlite3", args.urls)
+    database = args.keep / "history.sqlite3"
+    crawl = _listed_urls(database, args.crawl_sites, every=True, seed=7)
+    scattered = _listed_urls(database, args.scattered, every=False, seed=11)
+    print(f"a crawl's day: {len(crawl):,} URLs of {args.crawl_sites} sites; scattered: "
+          f"{len(scattered):,} URLs of as many sites", flush=True)  # fmt: skip
     for backend in args.backends.split(","):
         with _database(backend, args.keep) as db:
-            _bench(backend, db, urls, args)
+            _bench(backend, db, {"crawl day": crawl, "warm": crawl, "scattered": scattered},
+                   args)  # fmt: skip
     return 0
 
 
-def _bench(backend: str, db: str, urls: list[str], args: argparse.Namespace) -> None:
+def _bench(backend: str, db: str, mixes: dict[str, list[str]], args: argparse.Namespace) -> None:
     started = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-m", "auditor", "serve", "--db", db, "--port", "0", "-q",
@@ -101,8 +110,8 @@ def _bench(backend: str, db: str, urls: list[str], args: argparse.Namespace) -> 
               f"RSS {_rss(child.pid):.0f} MB", flush=True)  # fmt: skip
         _fleet(base, args.fleet_requests)
         print(f"  RSS after the fleet pages: {_rss(child.pid):.0f} MB", flush=True)
-        for label in ("cold", "warm"):
-            _trust(base, urls, args.clients, args.seconds, label)
+        for label, urls in mixes.items():
+            _trust(base, urls, args.clients, args.seconds, label, scattered=label == "scattered")
             print(f"  RSS after trust ({label}): {_rss(child.pid):.0f} MB", flush=True)
     finally:
         child.send_signal(2)
@@ -123,16 +132,22 @@ def _fleet(base: str, requests: int) -> None:
           f"max {max(took) * 1000:.0f} ms", flush=True)  # fmt: skip
 
 
-def _trust(base: str, urls: list[str], clients: int, seconds: float, label: str) -> None:
+def _trust(
+    base: str, urls: list[str], clients: int, seconds: float, label: str, *, scattered: bool
+) -> None:
     took: list[list[float]] = [[] for _ in range(clients)]
     failures: list[str] = []
     stop = time.perf_counter() + seconds
 
     def run(number: int) -> None:
         picks = random.Random(number)
+        turn = number  # scattered: each client walks its own share of the sites in turn
         with httpx.Client(base_url=base, timeout=60) as client:
             while time.perf_counter() < stop:
-                url = picks.choice(urls)
+                if scattered:
+                    url, turn = urls[turn % len(urls)], turn + clients
+                else:
+                    url = picks.choice(urls)
                 start = time.perf_counter()
                 answer = client.get("/api/v1/trust", params={"url": url})
                 took[number].append(time.perf_counter() - start)
@@ -167,25 +182,39 @@ def _rss(pid: int) -> float:
     return float("nan")
 
 
-def _listed_urls(database: Path, count: int) -> list[str]:
-    """``count`` URLs listed in the latest inventories of random sites (read from the
-    SQLite history, which the PostgreSQL one copies)."""
+def _listed_urls(database: Path, sites: int, *, every: bool, seed: int) -> list[str]:
+    """The URLs listed in the latest inventories of ``sites`` random sites: all of each
+    (``every``) or one of each (read from the SQLite history, which the PostgreSQL one
+    copies). The generated inventories name one placeholder origin; each URL is given
+    its site's own (the look-up keys a site's URLs by path and query)."""
     from auditor.history.state import decode_state
 
     conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
-        (sites,) = conn.execute("SELECT max(site_id) FROM url_state").fetchone()
+        (top,) = conn.execute("SELECT max(site_id) FROM url_state").fetchone()
+        chooser = random.Random(seed)
+        ids = chooser.sample(range(1, top + 1), sites)
         picked: list[str] = []
-        chooser = random.Random(7)
-        while len(picked) < count:
-            ids = [chooser.randint(1, sites) for _ in range(500)]
-            marks = ",".join("?" * len(ids))
-            rows = conn.execute(f"SELECT data FROM url_state WHERE site_id IN ({marks})", ids)
-            for (blob,) in rows:
-                picked.extend(str(loc) for loc in decode_state(blob)["loc"])
-        return picked[:count]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = (
+                "SELECT s.origin, u.data FROM url_state u JOIN sites s ON s.id = u.site_id"
+                f" WHERE u.site_id IN ({marks})"
+            )
+            for origin, blob in conn.execute(query, chunk):
+                locs = [_moved(str(loc), origin) for loc in decode_state(blob)["loc"]]
+                picked.extend(locs if every else [chooser.choice(locs)])
+        chooser.shuffle(picked)
+        return picked
     finally:
         conn.close()
+
+
+def _moved(loc: str, origin: str) -> str:
+    """``loc`` on ``origin``: its path and query kept."""
+    parts = urlsplit(loc)
+    return origin + (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 class _database:
@@ -197,10 +226,15 @@ class _database:
     def __enter__(self) -> str:
         if self.backend == "sqlite":
             return str(self.keep / "history.sqlite3")
+        import psycopg
+
         from tests.benchmarks.bench_history import KeptServer
 
         self.server = KeptServer(self.keep / "pg")
-        return self.server.url("fleet_100000_3_2", "auditor")
+        with psycopg.connect(self.server.url(), autocommit=True) as conn:
+            sql = "SELECT datname FROM pg_database WHERE datname LIKE 'fleet_100000_%'"
+            names = sorted(str(row[0]) for row in conn.execute(sql))
+        return self.server.url(names[0], "auditor")
 
     def __exit__(self, *exc: object) -> None:
         if self.server is not None:

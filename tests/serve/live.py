@@ -26,7 +26,7 @@ START_SECONDS = 60
 @contextmanager
 def serving(app: Any) -> Iterator[str]:
     """``app`` served on 127.0.0.1 by uvicorn in a thread; yields its base URL."""
-    listening = socket.socket()
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listening.bind(("127.0.0.1", 0))
     listening.listen(128)
     port = listening.getsockname()[1]

@@ -392,3 +392,29 @@ def test_a_trusted_group_the_crawl_contradicts_is_not_scheduled_as_the_plan_says
     contradicted = [a for a in answers if a.group and a.group.startswith("/YYYY")]
     assert contradicted and all(a.verdict == "trusted" for a in contradicted)
     assert all("contradict" in a.reason for a in contradicted)
+
+
+def test_peek_answers_only_what_needs_no_read(tmp_path):
+    """The API answers a kept site's URL on its event loop: ``peek`` must never read."""
+    from auditor.serve.readers import Readers
+    from auditor.serve.trust import TrustIndex
+    from tests.history.helpers import save
+
+    database = tmp_path / "history.sqlite3"
+    with History.open(database) as history:
+        save(history, "https://example.com")
+    clock = [0.0]
+    readers = Readers(str(database))
+    try:
+        index = TrustIndex(readers, clock=lambda: clock[0])
+        url = "https://example.com/blog/1"
+        assert index.peek(url) is None  # not kept yet
+        looked = index.look_up(url)
+        assert index.peek(url) == looked  # kept and checked: answered without a read
+        assert index.peek("https://nowhere.example/a").site is None
+        clock[0] += 5.0  # past the check: a thread must look again
+        assert index.peek(url) is None
+        with pytest.raises(ValueError):
+            index.peek("ftp://example.com/a")
+    finally:
+        readers.close()
