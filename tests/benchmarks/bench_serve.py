@@ -32,14 +32,16 @@ import argparse
 import os
 import random
 import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -113,6 +115,9 @@ def _bench(backend: str, db: str, mixes: dict[str, list[str]], args: argparse.Na
         for label, urls in mixes.items():
             _trust(base, urls, args.clients, args.seconds, label, scattered=label == "scattered")
             print(f"  RSS after trust ({label}): {_rss(child.pid):.0f} MB", flush=True)
+        if shutil.which("wrk"):
+            _wrk(base, mixes["crawl day"], args.clients, args.seconds)
+            print(f"  RSS after wrk: {_rss(child.pid):.0f} MB", flush=True)
     finally:
         child.send_signal(2)
         child.wait(timeout=60)
@@ -168,6 +173,39 @@ def _trust(
           flush=True)  # fmt: skip
     if failures:
         print("   e.g.", failures[:3])
+
+
+#: wrk's script: a random URL of the list for each request; the percentiles at the end.
+_WRK_SCRIPT = """
+paths = {}
+for line in io.lines("%s") do paths[#paths + 1] = line end
+math.randomseed(7)
+request = function() return wrk.format("GET", paths[math.random(#paths)]) end
+done = function(summary, latency, requests)
+  local shape = "wrk: %%d requests, %%d errors, p50 %%.1f ms, p95 %%.1f ms, p99 %%.1f ms\\n"
+  io.write(string.format(shape, summary.requests, summary.errors.status + summary.errors.timeout,
+    latency:percentile(50) / 1000, latency:percentile(95) / 1000, latency:percentile(99) / 1000))
+end
+"""
+
+
+def _wrk(base: str, urls: list[str], clients: int, seconds: float) -> None:
+    """The crawl's day again from wrk (Debian's; a C client, so the clients' own CPU
+    takes less of the 2 cores than 16 Python threads do): 2 threads, ``clients``
+    connections."""
+    with tempfile.TemporaryDirectory() as folder:
+        paths = Path(folder) / "paths.txt"
+        paths.write_text("".join(f"/api/v1/trust?url={quote(u, safe='')}\n" for u in urls))
+        script = Path(folder) / "trust.lua"
+        script.write_text(_WRK_SCRIPT % paths)
+        done = subprocess.run(
+            ["wrk", "-t2", f"-c{clients}", f"-d{int(seconds)}s", "-s", str(script), base],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
+    summary = next((ln for ln in done.stdout.splitlines() if ln.startswith("wrk:")), "wrk: ?")
+    print(f"  trust (crawl day, wrk, {clients} connections): {summary[5:]}, "
+          f"{float(rate.group(1)) if rate else float('nan'):,.0f}/s", flush=True)  # fmt: skip
 
 
 def _ms(values: list[float], percent: int) -> str:
