@@ -1,4 +1,5 @@
-"""The command line of the history database itself: ``auditor db copy``.
+"""The command line of the history database itself: ``auditor db copy`` and
+``auditor db upgrade``.
 
 Part of the CLI layer with :mod:`auditor.cli` (the only modules that read argv,
 print and exit).
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from auditor.cli.args import EXIT_OK, add_log_options, progress_for
+from auditor.cli.args import EXIT_OK, add_db_option, add_log_options, progress_for
 from auditor.words import counted
 
 __all__ = ["add_db_commands"]
@@ -22,11 +23,11 @@ def add_db_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     """Register ``db`` and its subcommands."""
     db = commands.add_parser(
         "db",
-        help="the history database itself: copy a whole history between databases",
+        help="the history database itself: copy a whole history, bring it up to date",
         description="Work on a history database as a whole.",
     )
     actions = db.add_subparsers(
-        dest="db_command", required=True, metavar="ACTION", help="what to do (copy)"
+        dest="db_command", required=True, metavar="ACTION", help="what to do (copy, upgrade)"
     )
     copy = actions.add_parser(
         "copy",
@@ -44,7 +45,29 @@ def add_db_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="replace DST's whole history when it is not empty (in the same transaction)",
     )
     copy.set_defaults(handler=_cmd_copy)
+    upgrade = actions.add_parser(
+        "upgrade",
+        help="apply the migrations this auditor has and the history lacks",
+        description="Bring the history up to this auditor's schema: apply, in order, the "
+        "named migrations it lacks (each in its own transaction), and say which. Every "
+        "command that writes does it too; a reader (auditor serve) never does, and says "
+        "to run this. A history made by a newer auditor is refused.",
+    )
+    add_db_option(upgrade)
+    upgrade.set_defaults(handler=_cmd_upgrade)
     add_log_options(actions)
+
+
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    from auditor.history import History
+
+    with History.open(args.db) as history:
+        where, applied = history.location, history.applied
+    if applied:
+        print(f"{where}: applied {counted(len(applied), 'migration')}: {', '.join(applied)}")
+    else:
+        print(f"{where}: up to date, nothing to apply")
+    return EXIT_OK
 
 
 def _cmd_copy(args: argparse.Namespace) -> int:

@@ -174,9 +174,8 @@ def resolve_path(path: str | os.PathLike[str] | None) -> Path:
     return location.path
 
 
-#: What a reader tells its user to run on a history that lacks migrations: any command
-#: that opens it for writing applies them.
-UPGRADE_COMMAND = "auditor history --db {location}"
+#: What a reader tells its user to run on a history that lacks migrations.
+UPGRADE_COMMAND = "auditor db upgrade --db {location}"
 
 
 def connect(location: Location, *, read_only: bool = False) -> tuple[Database, list[str]]:

@@ -2,7 +2,8 @@
 :class:`~auditor.history.History` (a mixin): every run's verdict in a site's order, read
 once for the whole fleet and then again only for the sites with runs saved since; a
 cheap mark that says whether any run was saved or deleted; the savings of chosen runs;
-and one run's segments with their reasons.
+one run's segments with their reasons; and, for the static fleet index, each site's
+latest verdicts and savings.
 
 Each site's runs are read in the order ``(site_id, started_at, id)`` of the
 ``runs_by_site`` index (1,000,000 runs of 100,000 sites: 2.1 s on SQLite), so a site's
@@ -22,7 +23,7 @@ from typing import Any
 from auditor.history.backend import Database
 from auditor.history.records import RunRecord, instant
 
-__all__ = ["BATCH_IDS", "FleetReads", "RunRow"]
+__all__ = ["BATCH_IDS", "LATEST_FIRST", "FleetReads", "RunRow"]
 
 #: Ids a statement names at most (``IN (?, ...)``): under SQLite's old limit of 999
 #: variables, and a short statement for PostgreSQL.
@@ -32,6 +33,18 @@ _STREAM_ROWS = 5_000
 #: One run as the fleet table reads it: (id, started_at text, verdict, recheck_days).
 RunRow = tuple[int, str, str, float | None]
 _RUNS = "SELECT site_id, id, started_at, verdict, recheck_days FROM runs"
+#: A site's runs, newest first.
+LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
+#: Each site's latest runs (``newest`` 1 the latest, at most ``?`` of them), site by site,
+#: with the latest one's savings.
+_RECENT_VERDICTS = (
+    "SELECT s.origin, x.verdict, x.newest, CASE WHEN x.newest = 1 THEN l.savings END"
+    " FROM (SELECT r.id, r.site_id, r.verdict,"
+    f"  row_number() OVER (PARTITION BY r.site_id {LATEST_FIRST}) AS newest FROM runs r) x"
+    " JOIN sites s ON s.id = x.site_id JOIN runs l ON l.id = x.id"
+    " WHERE x.newest <= ? ORDER BY x.site_id, x.newest"
+)
+
 _ORDER = " ORDER BY site_id, started_at, id"
 
 
@@ -48,6 +61,33 @@ class FleetReads:
     """The fleet table's reads (mixed into ``History``: its database)."""
 
     _db: Database
+
+    def recent_verdicts(self, limit: int) -> Iterator[tuple[str, list[str], str | None]]:
+        """Each site's ``limit`` latest verdicts (oldest first) and its latest run's
+        ``savings`` JSON, streamed in site-id order: (origin, verdicts, savings)."""
+        site: str | None = None
+        verdicts: list[str] = []
+        savings: str | None = None
+        for batch in self._db.stream(_RECENT_VERDICTS, (limit,), 5_000):
+            for origin, verdict, newest, text in batch:
+                if newest == 1:
+                    if site is not None:
+                        yield site, verdicts[::-1], savings
+                    site, verdicts, savings = str(origin), [], text
+                verdicts.append(str(verdict))
+        if site is not None:
+            yield site, verdicts[::-1], savings
+
+    def latest_savings(self) -> dict[str, dict[str, Any]]:
+        """Each site's latest run's ``savings`` (sites whose latest run has them)."""
+        rows = self._db.rows(
+            "SELECT origin, savings FROM ("
+            " SELECT s.origin, r.savings, row_number() OVER"
+            f"  (PARTITION BY r.site_id {LATEST_FIRST}) AS newest"
+            " FROM runs r JOIN sites s ON s.id = r.site_id) AS latest"
+            " WHERE newest = 1 AND savings IS NOT NULL"
+        )
+        return {str(origin): json.loads(text) for origin, text in rows}
 
     def read_snapshot(self) -> AbstractContextManager[None]:
         """One read-only transaction: the reads inside see one committed state."""

@@ -18,7 +18,7 @@ from auditor.history import batches, fleets
 from auditor.history.backend import Database
 from auditor.history.crawlside import CrawlHistory
 from auditor.history.db import connect
-from auditor.history.fleetreads import FleetReads
+from auditor.history.fleetreads import LATEST_FIRST, FleetReads
 from auditor.history.location import Location, locate
 from auditor.history.records import RunRecord, SiteRecord, aware, instant, instant_text
 from auditor.history.rows import (
@@ -37,8 +37,6 @@ from auditor.history.tableside import TableHistory
 from auditor.history.walkside import WalkHistory
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     import pandas as pd
 
     from auditor.models import SitemapFile
@@ -56,7 +54,6 @@ _DROP_OLD_BLOCKS = (
     " SELECT id FROM runs WHERE site_id = ? AND id NOT IN ("
     "  SELECT id FROM runs WHERE site_id = ? ORDER BY started_at DESC, id DESC LIMIT ?))"
 )
-_LATEST_FIRST = "ORDER BY r.started_at DESC, r.id DESC"
 #: Each site's latest run and its number of runs, by two probes of ``runs_by_site``.
 _HAS_RUN = "EXISTS (SELECT 1 FROM runs r WHERE r.site_id = s.id)"
 _AUDITED = f"SELECT s.origin FROM sites s WHERE {_HAS_RUN}"
@@ -66,17 +63,6 @@ _LATEST_RUNS = (
     " FROM sites s JOIN runs r ON r.id = (SELECT l.id FROM runs l WHERE l.site_id = s.id"
     " ORDER BY l.started_at DESC, l.id DESC LIMIT 1)"
 )
-#: Each site's latest runs (``newest`` 1 the latest, at most ``?`` of them), site by site,
-#: with the latest one's savings.
-_RECENT_VERDICTS = (
-    "SELECT s.origin, x.verdict, x.newest, CASE WHEN x.newest = 1 THEN l.savings END"
-    " FROM (SELECT r.id, r.site_id, r.verdict,"
-    f"  row_number() OVER (PARTITION BY r.site_id {_LATEST_FIRST}) AS newest FROM runs r) x"
-    " JOIN sites s ON s.id = x.site_id JOIN runs l ON l.id = x.id"
-    " WHERE x.newest <= ? ORDER BY x.site_id, x.newest"
-)
-
-
 _RUN_ROW = (
     "id, site_id, started_at, finished_at, verdict, recheck_days, result, savings, run_key,"
     " crawl_batches"
@@ -307,22 +293,6 @@ class History(CrawlHistory, WalkHistory, TableHistory, FleetReads):
             found = [o for o in dict.fromkeys(origins) if self._db.rows(_AUDITED_ONE, (o,))]
         return sorted(found)
 
-    def recent_verdicts(self, limit: int) -> Iterator[tuple[str, list[str], str | None]]:
-        """Each site's ``limit`` latest verdicts (oldest first) and its latest run's
-        ``savings`` JSON, streamed in site-id order: (origin, verdicts, savings)."""
-        site: str | None = None
-        verdicts: list[str] = []
-        savings: str | None = None
-        for batch in self._db.stream(_RECENT_VERDICTS, (limit,), 5_000):
-            for origin, verdict, newest, text in batch:
-                if newest == 1:
-                    if site is not None:
-                        yield site, verdicts[::-1], savings
-                    site, verdicts, savings = str(origin), [], text
-                verdicts.append(str(verdict))
-        if site is not None:
-            yield site, verdicts[::-1], savings
-
     def due_sites(self, now: datetime) -> list[SiteRecord]:
         """The sites due for re-verification at ``now`` (an aware datetime), by origin.
 
@@ -356,7 +326,7 @@ class History(CrawlHistory, WalkHistory, TableHistory, FleetReads):
         """The run of ``site`` that started last, or None."""
         rows = self._all(
             f"SELECT {_RUN_COLUMNS} FROM runs r JOIN sites s ON s.id = r.site_id"
-            f" WHERE s.origin = ? {_LATEST_FIRST} LIMIT 1",
+            f" WHERE s.origin = ? {LATEST_FIRST} LIMIT 1",
             (site,),
         )
         return _run(rows[0]) if rows else None
@@ -367,19 +337,6 @@ class History(CrawlHistory, WalkHistory, TableHistory, FleetReads):
 
         rows = self._all("SELECT result FROM runs WHERE id = ?", (run_id,))
         return json.loads(rows[0][0]) if rows else None
-
-    def latest_savings(self) -> dict[str, dict[str, Any]]:
-        """Each site's latest run's ``savings`` (sites whose latest run has them)."""
-        import json
-
-        rows = self._all(
-            "SELECT origin, savings FROM ("
-            " SELECT s.origin, r.savings, row_number() OVER"
-            f"  (PARTITION BY r.site_id {_LATEST_FIRST}) AS newest"
-            " FROM runs r JOIN sites s ON s.id = r.site_id) AS latest"
-            " WHERE newest = 1 AND savings IS NOT NULL"
-        )
-        return {str(origin): json.loads(text) for origin, text in rows}
 
     def latest_entries(self, site: str) -> pd.DataFrame | None:
         """The site's latest inventory (loc, lastmod, lastmod_precision, sitemap), or None."""

@@ -28,12 +28,14 @@ from auditor.serve.views import run_json, segment_json, site_json
 if TYPE_CHECKING:
     from auditor.serve.state import Served
 
-__all__ = ["MAX_BATCH", "MAX_URL", "api_routes", "refusal"]
+__all__ = ["API_PREFIX", "MAX_BATCH", "MAX_URL", "api_routes", "refusal"]
 
 #: URLs one batch look-up takes at most: 1,000 answers are about 400 kB of JSON.
 MAX_BATCH = 1_000
 #: Longest URL looked up: longer than any a sitemap may list (2,048, the protocol's limit).
 MAX_URL = 4_096
+#: Where the API's routes are mounted.
+API_PREFIX = "/api/v1"
 #: What a plan is sent as: one JSON object a line.
 JSON_LINES = "application/x-ndjson"
 
@@ -181,7 +183,8 @@ async def openapi(request: Request) -> Response:
     """``GET /api/v1/openapi.json``: the API's OpenAPI document."""
     from auditor.serve.openapi import openapi_document
 
-    return JSONResponse(openapi_document(root=request.scope.get("root_path", "")))
+    mounted = str(request.scope.get("root_path", ""))  # the prefix, then /api/v1
+    return JSONResponse(openapi_document(root=mounted.removesuffix(API_PREFIX)))
 
 
 def _unknown(request: Request) -> Response:

@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from auditor.history.location import locate
-from auditor.serve.api import api_routes, refusal
+from auditor.serve.api import API_PREFIX, api_routes, refusal
 from auditor.serve.fleet import FleetQuery
 from auditor.serve.guard import HEALTH_PATH, Guard
 from auditor.serve.pages import page_routes, render_error
@@ -66,7 +66,7 @@ def create_app(config: ServeConfig, served: Served | None = None) -> Starlette:
 
     routes = [
         *page_routes(),
-        Mount("/api/v1", routes=api_routes()),
+        Mount(API_PREFIX, routes=api_routes()),
         Route("/static/{name}", _stylesheet, methods=["GET"]),
         Route(HEALTH_PATH, _health, methods=["GET"]),
         Route("/favicon.ico", _no_icon, methods=["GET"]),

@@ -179,7 +179,10 @@ async def _set_cookie_and_return(scope: Scope, send: Send, token: bytes) -> None
     """Keep the token in a cookie and send the browser on to the same address without it."""
     kept = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"))]
     query = urlencode([(k, v) for k, v in kept if k != "token"])
-    path = scope.get("root_path", "").encode() + (scope.get("raw_path") or scope["path"].encode())
+    root: bytes = scope.get("root_path", "").encode()
+    path: bytes = scope.get("raw_path") or scope["path"].encode()
+    if not path.startswith(root):  # servers differ: some give the path without the prefix
+        path = root + path
     location = path.decode("latin-1") + ("?" + query if query else "")
     secure = "; Secure" if scope.get("scheme") == "https" else ""
     cookie = f"{COOKIE}={token.decode('latin-1')}; Path=/; HttpOnly; SameSite=Strict{secure}"

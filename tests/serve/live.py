@@ -24,13 +24,14 @@ START_SECONDS = 60
 
 
 @contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """``app`` served on 127.0.0.1 by uvicorn in a thread; yields its base URL."""
+def serving(app: Any, **config: Any) -> Iterator[str]:
+    """``app`` served on 127.0.0.1 by uvicorn in a thread (``config``: more of uvicorn's
+    settings, e.g. ``root_path``); yields its base URL."""
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listening.bind(("127.0.0.1", 0))
     listening.listen(128)
     port = listening.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on", **config))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + START_SECONDS

@@ -307,3 +307,23 @@ def test_a_hostile_origin_is_text_in_every_page(tmp_path):
         assert [row["site"] for row in sites] == [HOSTILE_ORIGIN]
         site_page = client.get(f"/sites/{sites[0]['slug']}").text
         assert "<script" not in site_page.lower()
+
+
+def test_behind_a_reverse_proxy_every_link_carries_the_prefix(audited: Audited, tmp_path):
+    """``--root-path /auditor``: the proxy strips the prefix; pages link through it."""
+    from tests.serve.guardtoken import TOKEN
+
+    config = ServeConfig(db=str(audited.database), reports=tmp_path / "r", token=TOKEN)
+    app = create_app(config)
+    with serving(app, root_path="/auditor") as base, httpx.Client(base_url=base) as client:
+        first = client.get("/", params={"token": TOKEN})  # a browser's first visit
+        assert first.status_code == 303 and first.headers["location"] == "/auditor/"
+        page = client.get("/").text  # the cookie kept
+        slug = site_slug(audited.origins["mixed"])
+        assert f'href="/auditor/sites/{slug}"' in page
+        assert 'href="/auditor/static/style.css"' in page
+        assert 'src="/auditor/charts/verdicts.png' in page
+        site = client.get(f"/sites/{slug}").text
+        assert f'href="/auditor/reports/{slug}/index.html"' in site
+        document = client.get("/api/v1/openapi.json").json()
+        assert document["servers"] == [{"url": "/auditor"}]

@@ -90,11 +90,24 @@ def test_a_history_that_lacks_migrations_is_named_with_what_to_run(db_url):
     message = str(caught.value)
     assert MIGRATIONS[-1].name in message and MIGRATIONS[-2].name in message
     assert MIGRATIONS[-3].name not in message
-    assert "auditor history --db" in message
+    assert "auditor db upgrade --db" in message
     if is_postgres(db_url):
         assert snapshot(db_url) == before
     else:
         assert snapshot(db_url)["history.sqlite3"] == before["history.sqlite3"]
+
+
+def test_the_command_named_brings_the_history_up_to_date(db_url, capsys):
+    from auditor.cli import main
+
+    _behind(db_url, 2)
+    assert main(["db", "upgrade", "--db", db_url]) == 0
+    said = capsys.readouterr().out
+    assert "applied 2 migrations" in said and MIGRATIONS[-1].name in said
+    with History.open(db_url, read_only=True) as history:  # now a reader may open it
+        assert history.read_only
+    assert main(["db", "upgrade", "--db", db_url]) == 0
+    assert "up to date, nothing to apply" in capsys.readouterr().out
 
 
 def test_a_history_of_a_newer_auditor_is_refused(db_url):
