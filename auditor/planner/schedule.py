@@ -303,11 +303,13 @@ def _judge(pages: SitePages, horizon: float) -> _Judged:
 
 def _turns(locs: Sequence[str]) -> Floats:
     """Each page's place (0 to 1) in a fixed shuffle of its site, by a hash of its URL:
-    equal pages are taken in that order, not in the sitemap's (see :data:`TIE_SHARE`)."""
+    equal pages are taken in that order, not in the sitemap's (see :data:`TIE_SHARE`).
+    The hash's fraction is added within each place, so pages of two sites at the same
+    place are ordered by their URLs too, never by the order the sites were given in."""
     keys = np.fromiter((zlib.crc32(loc.encode()) for loc in locs), np.uint32, len(locs))
     places = np.empty(len(locs))
-    places[np.argsort(keys, kind="stable")] = np.arange(len(locs)) / max(len(locs), 1)
-    return places
+    places[np.argsort(keys, kind="stable")] = np.arange(len(locs))
+    return (places + keys / 2.0**32) / max(len(locs), 1)
 
 
 def _level(score: Floats) -> Floats:

@@ -47,3 +47,22 @@ def test_a_real_difference_still_decides():
     assert index[25] > index[:25].max() * (1 + TIE_SHARE)
     chosen = {c.page for c in schedule_host([pages], budget=2, horizon_days=1)}
     assert chosen == {37, 25}
+
+
+def test_the_plan_does_not_hang_on_the_order_the_sites_were_given_in():
+    """Two sites of one host, equal in all but their URLs: the same fetches, whichever
+    site comes first (a plan of a host's sites and its reference listed them apart)."""
+    from dataclasses import replace
+
+    def site(name: str):  # type: ignore[no-untyped-def]
+        pages = _pages(np.full(25, 1 / 365), np.full(25, 3.0), known=np.zeros(25, dtype=bool))
+        origin = f"https://{name}.example"
+        return replace(pages, site=origin, locs=[f"{origin}/p/{i}" for i in range(25)])
+
+    a, b = site("a"), site("b")
+
+    def fetched(sites):  # type: ignore[no-untyped-def]
+        plan = schedule_host(sites, budget=20, horizon_days=1)  # one explore fetch
+        return sorted((sites[c.site].locs[c.page], c.reason) for c in plan)
+
+    assert fetched([a, b]) == fetched([b, a])
