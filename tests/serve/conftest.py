@@ -14,43 +14,14 @@ import pytest
 from auditor.audit import AuditOptions, audit_site
 from auditor.demo import run_demo
 from auditor.demo.server import SiteServer
-from auditor.demo.site import BEHAVIOURS, PageState, SimulatedSite
+from auditor.demo.site import BEHAVIOURS, PageState
 from auditor.history import History
 from auditor.sampler import SampleOptions
+from tests.history.conftest import WRITER, backend, db_url  # noqa: F401 - the same fixtures
+from tests.report.conftest import HOSTILE, HostileSite
 
-BACKENDS = ("sqlite", "postgresql")
-#: The role the PostgreSQL tests connect as: no superuser, owner of its database only.
-WRITER = "auditor"
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    """``sqlite`` or ``postgresql``."""
-    return str(request.param)
-
-
-@pytest.fixture
-def db_url(backend: str, tmp_path, request: pytest.FixtureRequest) -> str:
-    """Where a new, empty history goes: a path, or a ``postgresql://`` URL."""
-    if backend == "sqlite":
-        return str(tmp_path / "history.sqlite3")
-    server = request.getfixturevalue("postgres_server")
-    return str(server.new_database(WRITER))
-
-
-HOSTILE = '/blog/<script>alert("loc")</script>'
 #: The role the served PostgreSQL history is read through: SELECT on its tables, no more.
 READER = "auditor_reader"
-
-
-class HostileSite(SimulatedSite):
-    """A site whose sitemap lists a page with markup in its URL and title."""
-
-    def page_html(self, path, now):  # type: ignore[no-untyped-def]
-        page = super().page_html(path, now)
-        if page is not None and path == HOSTILE:
-            page = page.replace("<title>", '<title><script>alert("title")</script>', 1)
-        return page
 
 
 @dataclass(frozen=True)
@@ -88,7 +59,7 @@ def history_url(request: pytest.FixtureRequest, audited: Audited) -> str:
     from auditor.history.copy import copy_history
 
     server = request.getfixturevalue("postgres_server")
-    url = server.new_database("auditor")
+    url = server.new_database(WRITER)
     with History.open(audited.database) as source, History.open(url) as target:
         copy_history(source, target)
     server.role(READER)
