@@ -22,6 +22,7 @@ from starlette.routing import Route
 from auditor import __version__
 from auditor.report.site import to_the_second
 from auditor.scorer.result import VERDICTS
+from auditor.serve.fleet import SORTS
 from auditor.serve.params import BadParameter, fleet_query, query_string
 from auditor.serve.reports import ReportMissing
 from auditor.serve.state import ChartCache
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["page_routes", "render_error"]
 
-#: The fleet table's columns: the sort each heading asks for, and its label.
+#: The fleet table's columns and their labels; a heading links to its sort where the
+#: column is one of :data:`~auditor.serve.fleet.SORTS`.
 COLUMNS = (
     ("site", "site"),
     ("verdict", "verdict"),
@@ -45,7 +47,6 @@ COLUMNS = (
     ("saved", "fetches a day saved"),
 )
 _NUMERIC = ("runs", "saved")
-_NOT_SORTED = ("previous",)
 
 
 @cache
@@ -118,8 +119,9 @@ async def fleet_page(request: Request) -> Response:
         counts=[(v, page.counts[v]) for v in VERDICTS if page.counts.get(v)],
         fleet_total=sum(page.counts.values()),
         all_verdicts=VERDICTS,
-        columns=[(c, label) for c, label in COLUMNS],
+        columns=COLUMNS,
         numeric=_NUMERIC,
+        sortable=SORTS,
         chart=sum(page.counts.values()) > 0,
         version_tag=page.version,
     )

@@ -327,3 +327,12 @@ def test_behind_a_reverse_proxy_every_link_carries_the_prefix(audited: Audited, 
         assert f'href="/auditor/reports/{slug}/index.html"' in site
         document = client.get("/api/v1/openapi.json").json()
         assert document["servers"] == [{"url": "/auditor"}]
+
+
+def test_every_column_heading_that_links_sorts(client):
+    page = client.get("/").text
+    head = page.split("<thead>", 1)[1].split("</thead>", 1)[0]
+    links = re.findall(r'href="(\?[^"]*)"', head)
+    assert len(links) == 7  # every column but "before", which has no order of its own
+    for link in links:
+        assert client.get("/" + link.replace("&amp;", "&")).status_code == 200, link
