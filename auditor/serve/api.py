@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.requests import Request
@@ -23,10 +23,8 @@ from starlette.routing import Route
 
 from auditor.serve.guard import MAX_BODY, BodyTooLarge
 from auditor.serve.params import BadParameter, fleet_query, query_string
+from auditor.serve.state import served_of
 from auditor.serve.views import run_json, segment_json, site_json
-
-if TYPE_CHECKING:
-    from auditor.serve.state import Served
 
 __all__ = ["API_PREFIX", "MAX_BATCH", "MAX_URL", "api_routes", "refusal"]
 
@@ -45,18 +43,13 @@ def refusal(status: int, why: str) -> JSONResponse:
     return JSONResponse({"error": why, "status": status}, status_code=status)
 
 
-def _served(request: Request) -> Served:
-    served: Served = request.app.state.served
-    return served
-
-
 async def sites(request: Request) -> Response:
     """``GET /api/v1/sites``: a page of the fleet."""
     try:
-        query = fleet_query({k: request.query_params.getlist(k) for k in request.query_params})
+        query = fleet_query(request.query_params)
     except BadParameter as exc:
         return refusal(400, str(exc))
-    page = await run_in_threadpool(_served(request).fleet.query, query)
+    page = await run_in_threadpool(served_of(request).fleet.query, query)
     base = str(request.url.replace(query=""))
 
     def link(number: int) -> str | None:
@@ -80,7 +73,7 @@ async def sites(request: Request) -> Response:
 
 async def one_site(request: Request) -> Response:
     """``GET /api/v1/sites/{slug}``: a site's row of the fleet, and where the rest is."""
-    row = await run_in_threadpool(_served(request).fleet.site, request.path_params["slug"])
+    row = await run_in_threadpool(served_of(request).fleet.site, request.path_params["slug"])
     if row is None:
         return _unknown(request)
     base = str(request.url)
@@ -99,7 +92,7 @@ async def one_site(request: Request) -> Response:
 
 async def runs(request: Request) -> Response:
     """``GET /api/v1/sites/{slug}/runs``: every run of the site, oldest first."""
-    detail = await run_in_threadpool(_served(request).detail, request.path_params["slug"])
+    detail = await run_in_threadpool(served_of(request).detail, request.path_params["slug"])
     if detail is None:
         return _unknown(request)
     return JSONResponse({"site": detail.row.site, "runs": [run_json(r) for r in detail.timeline]})
@@ -107,7 +100,7 @@ async def runs(request: Request) -> Response:
 
 async def segments(request: Request) -> Response:
     """``GET /api/v1/sites/{slug}/segments``: the latest run's segments and groups."""
-    detail = await run_in_threadpool(_served(request).detail, request.path_params["slug"])
+    detail = await run_in_threadpool(served_of(request).detail, request.path_params["slug"])
     if detail is None:
         return _unknown(request)
     listed = [segment_json(segment) for segment in detail.segments]
@@ -116,7 +109,7 @@ async def segments(request: Request) -> Response:
 
 async def plan(request: Request) -> Response:
     """``GET /api/v1/sites/{slug}/plan``: today's plan of the site, JSON lines."""
-    served = _served(request)
+    served = served_of(request)
     row = await run_in_threadpool(served.fleet.site, request.path_params["slug"])
     if row is None:
         return _unknown(request)
@@ -136,7 +129,7 @@ async def trust_one(request: Request) -> Response:
         return refusal(400, "url: give exactly one (the batch form is POST /api/v1/trust)")
     if len(urls[0]) > MAX_URL:
         return refusal(400, f"url: longer than {MAX_URL} characters")
-    trust = _served(request).trust
+    trust = served_of(request).trust
     try:  # a site already kept is answered here, without a thread's hop
         answer = trust.peek(urls[0])
         if answer is None:
@@ -156,7 +149,7 @@ async def trust_many(request: Request) -> Response:
     if isinstance(urls, Response):
         return urls
     try:
-        answers = await run_in_threadpool(_served(request).trust.look_up_many, urls)
+        answers = await run_in_threadpool(served_of(request).trust.look_up_many, urls)
     except ValueError as exc:
         return refusal(400, f"urls: {exc}")
     return JSONResponse({"answers": [answer.to_dict() for answer in answers]})

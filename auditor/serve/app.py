@@ -32,6 +32,7 @@ from auditor.serve.api import API_PREFIX, api_routes, refusal
 from auditor.serve.fleet import FleetQuery
 from auditor.serve.guard import HEALTH_PATH, Guard
 from auditor.serve.pages import page_routes, render_error
+from auditor.serve.state import served_of
 
 if TYPE_CHECKING:
     from auditor.serve.state import ServeConfig, Served
@@ -119,7 +120,7 @@ async def _no_icon(request: Request) -> Response:
 
 async def _health(request: Request) -> Response:
     """``GET /healthz``: 200 while the history answers (no token asked)."""
-    served = request.app.state.served
+    served = served_of(request)
     try:
         page = await run_in_threadpool(served.fleet.query, FleetQuery(per_page=1))
     except Exception as exc:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECK_SECONDS",
+    "DEFAULT_PER_PAGE",
     "MAX_PER_PAGE",
     "SORTS",
     "VERIFY_SECONDS",
@@ -47,6 +48,8 @@ SORTS = ("verdict", "site", "since", "last_run", "due", "saved", "runs")
 #: Rows a page holds at most: a page of 500 rows renders in a browser in well under a
 #: second (the static index measured 1.5 s for 1,000).
 MAX_PER_PAGE = 500
+#: Rows a page holds unless asked otherwise.
+DEFAULT_PER_PAGE = 100
 #: Seconds between two checks for new runs by default: a run saved is seen within it.
 CHECK_SECONDS = 1.0
 #: Seconds between two counts of every run, which see runs deleted (a check between
@@ -66,7 +69,7 @@ class FleetQuery:
     host: str = ""  # case-insensitive substring of the site
     sort: str = "verdict"  # worst first, then site (as the static index)
     page: int = 1  # 1-based
-    per_page: int = 100  # 1..MAX_PER_PAGE
+    per_page: int = DEFAULT_PER_PAGE  # 1..MAX_PER_PAGE
 
     def check(self) -> None:
         """ValueError naming what is out of bounds (the caller answers a 4xx)."""

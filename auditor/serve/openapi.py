@@ -17,8 +17,8 @@ from auditor import __version__
 from auditor.schemas import schema
 from auditor.scorer.result import VERDICTS
 from auditor.serve.api import MAX_BATCH, MAX_URL
-from auditor.serve.fleet import SORTS
-from auditor.serve.params import DEFAULT_PER_PAGE, MAX_HOST_TEXT, MAX_PER_PAGE
+from auditor.serve.fleet import DEFAULT_PER_PAGE, MAX_PER_PAGE, SORTS
+from auditor.serve.params import MAX_HOST_TEXT
 
 __all__ = ["openapi_document"]
 

@@ -25,12 +25,11 @@ from auditor.scorer.result import VERDICTS
 from auditor.serve.fleet import SORTS
 from auditor.serve.params import BadParameter, fleet_query, query_string
 from auditor.serve.reports import ReportMissing
-from auditor.serve.state import ChartCache
+from auditor.serve.state import ChartCache, served_of
 from auditor.words import counted
 
 if TYPE_CHECKING:
     from auditor.serve.fleet import FleetTable
-    from auditor.serve.state import Served
 
 __all__ = ["page_routes", "render_error"]
 
@@ -90,18 +89,13 @@ def render_error(request: Request, status: int, title: str, why: str) -> HTMLRes
     return _html(request, "error.html", status, code=status, title=title, why=why)
 
 
-def _served(request: Request) -> Served:
-    served: Served = request.app.state.served
-    return served
-
-
 async def fleet_page(request: Request) -> Response:
     """``GET /``: the fleet, filtered, sorted and paginated as the address says."""
     try:
-        query = fleet_query({k: request.query_params.getlist(k) for k in request.query_params})
+        query = fleet_query(request.query_params)
     except BadParameter as exc:
         return render_error(request, 400, "a filter is not right", str(exc))
-    served = _served(request)
+    served = served_of(request)
     page = await run_in_threadpool(served.fleet.query, query)
 
     def link(**changes: Any) -> str:
@@ -130,7 +124,7 @@ async def fleet_page(request: Request) -> Response:
 async def site_page(request: Request) -> Response:
     """``GET /sites/{slug}``: one site."""
     slug = request.path_params["slug"]
-    detail = await run_in_threadpool(_served(request).detail, slug)
+    detail = await run_in_threadpool(served_of(request).detail, slug)
     if detail is None:
         return render_error(request, 404, "no such site", f"The history holds no site {slug!r}.")
     return _html(
@@ -146,7 +140,7 @@ async def site_page(request: Request) -> Response:
 
 async def report_file(request: Request) -> Response:
     """``GET /reports/{slug}/{name}``: a file of the site's report, drawn first if needed."""
-    served = _served(request)
+    served = served_of(request)
     slug, name = request.path_params["slug"], request.path_params["name"]
     row = await run_in_threadpool(served.fleet.site, slug)
     if row is None or row.slug != slug:
@@ -174,7 +168,7 @@ async def to_fleet(request: Request) -> Response:
 
 async def verdicts_chart(request: Request) -> Response:
     """``GET /charts/verdicts.png``: verdict counts over time (kept until the history changes)."""
-    served = _served(request)
+    served = served_of(request)
     png = await run_in_threadpool(_verdicts_png, served.fleet, served.charts)
     return Response(png, media_type="image/png", headers={"cache-control": "no-cache"})
 

@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+
     from auditor.serve.fleet import FleetTable
     from auditor.serve.readers import Readers
     from auditor.serve.reports import ReportCache
     from auditor.serve.site import SiteDetail
     from auditor.serve.trust import TrustIndex
 
-__all__ = ["MAX_PLANS", "ChartCache", "ServeConfig", "Served"]
+__all__ = ["MAX_PLANS", "ChartCache", "ServeConfig", "Served", "served_of"]
 
 #: Plans made at once, at most: a 1,000,000-URL site's takes 25 s and 740 MB
 #: (tests/benchmarks/README.md); more wait their turn rather than fill the memory.
@@ -97,3 +99,9 @@ class Served:
         self.reports.close()
         self.fleet.close()
         self.readers.close()
+
+
+def served_of(request: Request) -> Served:
+    """The state of the application serving ``request`` (set when it started)."""
+    served: Served = request.app.state.served
+    return served
