@@ -24,6 +24,7 @@ import multiprocessing
 import re
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,10 +77,7 @@ class ReportCache:
 
     def close(self) -> None:
         """Stop the drawing processes (reports being drawn are dropped)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        self._drop_pool(wait=True)
 
     def _current(self, site: str, slug: str, folder: Path) -> None:
         """Draw ``site``'s report unless its folder already holds its latest run's."""
@@ -113,10 +111,23 @@ class ReportCache:
         data = load_report_data(self.readers.history(), site)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / MARKER).unlink(missing_ok=True)
-        self._executor().submit(draw_report, data, str(folder)).result()
+        try:
+            self._executor().submit(draw_report, data, str(folder)).result()
+        except BrokenProcessPool:  # a drawing process died (killed, out of memory): a new pool
+            log.warning("a report-drawing process died; drawing %s in a new pool", site)
+            self._drop_pool()
+            self._executor().submit(draw_report, data, str(folder)).result()
         (folder / MARKER).write_text(f"{run_id}\n", encoding="ascii")
         self.drawn += 1
         log.info("drew the report of %s (run %d)", site, run_id)
+
+    def _drop_pool(self, *, wait: bool = False) -> None:
+        """Shut the pool down and forget it (``wait``: until its processes end): the next
+        drawing starts another."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=wait, cancel_futures=True)
 
     def _executor(self) -> ProcessPoolExecutor:
         with self._lock:
