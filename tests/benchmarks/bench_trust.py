@@ -7,9 +7,9 @@ Run by hand, never by pytest::
     python3 tests/benchmarks/bench_trust.py --backends sqlite --fleet-sites 2000
 
 The history is ``bench_history.py --fleet``'s (``--dir``: its SQLite file and its
-PostgreSQL cluster, started with ``KeptServer``, stopped after). SQLite is opened through
-a ``mode=ro`` connection, PostgreSQL in a read-only session
-(``default_transaction_read_only``): a write would fail, none is made.
+PostgreSQL cluster, started with ``KeptServer``, stopped after), read through the
+server's own :class:`~auditor.serve.readers.Readers` (``History.open(read_only=True)``:
+SQLite ``mode=ro``, a read-only PostgreSQL session): a write would fail, none is made.
 
 URLs are listed URLs of random sites: each picked site's inventory read once before
 timing (its locs put on the site's origin: the synthetic history's inventories name a
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sqlite3
 import sys
 import threading
 import time
@@ -45,48 +44,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from auditor.history import History
-from auditor.history.backend import Database
-from auditor.history.location import locate
-from auditor.history.sqlite import SqliteDatabase
 from auditor.history.state import state_columns
+from auditor.serve.readers import Readers
 from auditor.serve.trust import TrustIndex
 from auditor.serve.trustkeys import local_key
-
-
-class ReadOnlyReaders:
-    """One read-only History per thread (the shape of :class:`auditor.serve.readers.Readers`)."""
-
-    def __init__(self, location: str) -> None:
-        self.location, self._local = location, threading.local()
-        self._opened: list[History] = []
-        self._lock = threading.Lock()
-        self.dialect = self.history().dialect
-
-    def history(self) -> History:
-        handle: History | None = getattr(self._local, "history", None)
-        if handle is None:
-            handle = _open(self.location)
-            self._local.history = handle
-            with self._lock:
-                self._opened.append(handle)
-        return handle
-
-    def close(self) -> None:
-        for handle in self._opened:
-            handle.close()
-
-
-def _open(location: str) -> History:
-    where = locate(location)
-    if where.dialect == "postgresql":
-        return History.open(location)  # the URL carries the read-only session setting
-    db = SqliteDatabase.__new__(SqliteDatabase)  # never the read-write connect of __init__
-    Database.__init__(db, where)
-    db.path = where.path  # type: ignore[assignment]
-    db.conn = sqlite3.connect(f"file:{where.path}?mode=ro", uri=True, isolation_level=None,
-                              check_same_thread=False)  # fmt: skip
-    return History(db, where, ())
 
 
 def _rss_mb() -> float:
@@ -96,7 +57,7 @@ def _rss_mb() -> float:
     return float("nan")
 
 
-def _urls(readers: ReadOnlyReaders, sites: Sequence[tuple[int, str]]) -> dict[str, list[str]]:
+def _urls(readers: Readers, sites: Sequence[tuple[int, str]]) -> dict[str, list[str]]:
     """Each site's listed URLs, on its own origin."""
     db = readers.history()._db
     found = {}
@@ -146,7 +107,7 @@ def _row(backend: str, phase: str, spans: np.ndarray, wall: float, rss: tuple[fl
 def bench(backend: str, location: str, args: argparse.Namespace) -> None:
     """The three phases on one backend."""
     rng = random.Random(args.seed)
-    readers = ReadOnlyReaders(location)
+    readers = Readers(location)
     try:
         every = [
             (int(i), str(o)) for i, o in readers.history()._db.rows("SELECT id, origin FROM sites")
@@ -190,8 +151,7 @@ def _locations(args: argparse.Namespace) -> Iterator[dict[str, str]]:
         with psycopg.connect(server.url(), autocommit=True) as conn:
             sql = "SELECT datname FROM pg_database WHERE datname LIKE 'fleet_100000_%'"
             names = [row[0] for row in conn.execute(sql)]
-        read_only = "?options=-cdefault_transaction_read_only%3Don"
-        found["postgresql"] = server.url(sorted(names)[0], "auditor") + read_only
+        found["postgresql"] = server.url(sorted(names)[0], "auditor")
     try:
         yield found
     finally:
