@@ -131,8 +131,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             f"--host {args.host} reaches beyond this machine: give a token "
             f"(--token-file FILE or ${TOKEN_ENV}), which every request must then carry"
         )
-    db = args.db or os.environ.get("AUDITOR_DB") or str(locate(None))
-    config = ServeConfig(db=db, reports=Path(args.reports), token=token, root_path=args.root_path)
+    config = ServeConfig(args.db, Path(args.reports), token=token, root_path=args.root_path)
     listening = _bound(args.host, args.port)
     try:
         served = Served.start(config)  # a history that cannot be read stops us here
@@ -142,7 +141,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     host, port = listening.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     sys.stderr.write(
-        f"auditor: serving {locate(db)} at http://{shown}:{port}{args.root_path}/"
+        f"auditor: serving {locate(args.db)} at http://{shown}:{port}{args.root_path}/"
         f"{' (a token is asked)' if token else ''}; Ctrl-C stops\n"
     )
     sys.stderr.flush()

@@ -20,7 +20,7 @@ class Readers:
     all. The first is opened at once, so a wrong location (a missing file, a history
     lacking migrations) fails before the server starts."""
 
-    def __init__(self, location: str) -> None:
+    def __init__(self, location: str | None) -> None:
         self.location = location
         self._local = threading.local()
         self._opened: list[History] = []

@@ -86,7 +86,7 @@ def site_detail(
         segments = segments_of(history, row.site, row.last_run_id)
         ids = tuple(int(i) for i in result.get("crawl_batches") or ())
         batches = tuple(history.crawl_batches(ids)) if ids else ()
-    counts = _counts(history, (readers.location, row.site, table.version), now)
+    counts = _counts(history, (str(history.location), row.site, table.version), now)
     return SiteDetail(row, timeline, segments, counts, batches, result)
 
 

@@ -39,10 +39,11 @@ class ChartCache:
 
 @dataclass(frozen=True)
 class ServeConfig:
-    """How to serve: the history's location, the reports' folder, the token (None: no
-    token asked), and the path prefix a reverse proxy serves under (``root_path``)."""
+    """How to serve: the history's location (None: ``AUDITOR_DB``, else the default, as
+    every command), the reports' folder, the token (None: no token asked), and the path
+    prefix a reverse proxy serves under (``root_path``)."""
 
-    db: str
+    db: str | None
     reports: Path
     token: str | None = None
     root_path: str = ""
