@@ -29,11 +29,22 @@ __version__ = "0.1.0"
 import logging
 import typing
 
+if typing.TYPE_CHECKING:
+    from auditor.walker import ProgressCallback, Target, Walk, WalkOptions
+
+    # What ``auditor.walk`` is, for type checkers: ``from auditor.walker import walk``
+    # here trips mypy (auditor.walker.walk is also a module). The function loads lazily.
+    def walk(
+        target: str | Target,
+        options: WalkOptions | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> Walk: ...
+
+
 import auditor._lazy as _lazy
 from auditor.errors import AuditorError, HistoryError, NothingReadable, UsageError
-from auditor.http import HttpClient, HttpOptions
 from auditor.models import Problem, SitemapEntry, SitemapFile
-from auditor.walker import Walk, WalkOptions, walk
 
 # The library logs (one logger per module) and never says where: that is the program's choice.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -56,11 +67,20 @@ if typing.TYPE_CHECKING:
     )
     from auditor.fleet import SiteFailure, audit_fleet
     from auditor.history import History
+    from auditor.http import HttpClient, HttpOptions
     from auditor.inspection import Inspection, inspect_target
     from auditor.planner import PlannedFetch, plan
     from auditor.walker.inventory import Inventory, entries_to_dataframe, load_inventory
 
+# Every name but the errors and the records loads on first use: a command (and
+# ``import auditor``) pays for the walker, the HTTP stack and the data stack only when
+# it uses them.
 _EXPORTS = {
+    "HttpClient": "auditor.http",
+    "HttpOptions": "auditor.http",
+    "Walk": "auditor.walker",
+    "WalkOptions": "auditor.walker",
+    "walk": "auditor.walker",
     "CrawlSummary": "auditor.crawl.record",
     "record_fetches": "auditor.crawl.record",
     "FetchRecord": "auditor.crawl.records",

@@ -20,7 +20,7 @@ from auditor.schemas import validate
 @contextmanager
 def checked_outputs() -> Iterator[None]:
     """The outputs' makers wrapped so that each output is validated as it is made."""
-    from auditor import audit, cli
+    from auditor import audit
     from auditor.fleet import engine
     from auditor.planner.make import PlannedFetch
     from auditor.walker import output
@@ -31,8 +31,7 @@ def checked_outputs() -> Iterator[None]:
         patch.setattr(engine, "save_audit", saved)  # a fleet's
         patch.setattr(PlannedFetch, "to_dict", _validated("plan-line", PlannedFetch.to_dict))
         walk_writer = _lines_checked(output.write_walk_jsonl)
-        patch.setattr(output, "write_walk_jsonl", walk_writer)
-        patch.setattr(cli, "write_walk_jsonl", walk_writer)
+        patch.setattr(output, "write_walk_jsonl", walk_writer)  # the command line's too
         patch.setattr(output, "write_jsonl", _lines_checked(output.write_jsonl))
         yield
 

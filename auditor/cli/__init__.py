@@ -1,8 +1,10 @@
 """The command line: the only place that reads argv, prints and exits.
 
-Each command imports what it needs when it runs: ``auditor walk`` never loads
-numpy, pandas, lxml or matplotlib, and builds only its own parser (the audit,
-history and fleet command lines are not even imported).
+Each command imports what it needs when it runs: every ``--help`` loads no
+third-party library, ``auditor walk`` loads the HTTP stack (requests, urllib3)
+only for a URL and never numpy, pandas, lxml or matplotlib, and builds only its
+own parser (the audit, history and fleet command lines are not even imported).
+tests/test_startup_imports.py pins this.
 
 Exit codes (contract): 0 the command did its job, 1 it could not (e.g. no
 sitemap readable at all), 2 usage error.
@@ -33,15 +35,12 @@ from auditor.cli.args import (
     progress_for,
 )
 from auditor.errors import AuditorError, UsageError
-from auditor.http import PAGE_ACCEPT, HttpClient
 from auditor.logs import level_for, logging_to
-from auditor.schemes import settled
-from auditor.walker import Walk, WalkOptions
-from auditor.walker.discovery import classify_target
-from auditor.walker.output import write_csv, write_walk_jsonl
+from auditor.walkoptions import WalkOptions
 from auditor.words import counted
 
 if TYPE_CHECKING:
+    from auditor.walker import Walk
     from auditor.walker.inventory import Inventory
 
 
@@ -128,6 +127,11 @@ def _add_inspect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _cmd_walk(args: argparse.Namespace) -> int:
+    from auditor.schemes import settled
+    from auditor.walker.discovery import classify_target
+    from auditor.walker.output import write_csv, write_walk_jsonl
+    from auditor.walker.walk import Walk
+
     options = WalkOptions(
         http=http_options(args),
         max_files=args.max_files,
@@ -152,6 +156,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from auditor.inspection import inspect_target
+    from auditor.schemes import settled
     from auditor.terminal import (
         extension_lines,
         inspect_summary,
@@ -159,6 +164,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         problem_lines,
         search_console_lines,
     )
+    from auditor.walker.discovery import classify_target
     from auditor.walker.inventory import read_entries_file
 
     options = WalkOptions(
@@ -257,7 +263,10 @@ def _add_page_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 def _cmd_page(args: argparse.Namespace) -> int:
     from auditor.evidence import read_page_file
     from auditor.evidence.summary import summarize
+    from auditor.http import PAGE_ACCEPT, HttpClient
     from auditor.sampler.fetch import download_page, evidence_of
+    from auditor.schemes import settled
+    from auditor.walker.discovery import classify_target
 
     target = classify_target(args.target)
     if target.kind == "file":

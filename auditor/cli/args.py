@@ -11,9 +11,9 @@ import sys
 from typing import Any
 
 from auditor.errors import UsageError
-from auditor.http import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
+from auditor.http.options import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
 from auditor.logs import Progress
-from auditor.walker import DEFAULT_MAX_FILES
+from auditor.walkoptions import DEFAULT_MAX_FILES
 
 __all__ = [
     "EXIT_FAILED",
@@ -232,7 +232,7 @@ def renamed_choice(option: str, old: str, new: str) -> Any:
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     """--db: the history database."""
-    from auditor.history.db import default_db_path
+    from auditor.history.location import default_db_path  # not history.db: its schema loads
 
     parser.add_argument(
         "--db",

@@ -37,7 +37,7 @@ from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, EXPORT_FORMATS
 from auditor.sampler.defaults import DEFAULT_SAMPLE
 from auditor.sampler.pacing import DEFAULT_DELAY
-from auditor.walker import WalkOptions
+from auditor.walkoptions import WalkOptions
 
 if TYPE_CHECKING:
     from auditor.audit import AuditOptions

@@ -11,15 +11,18 @@ Touches: the network, the disk.
 
 from __future__ import annotations
 
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-import requests
-import urllib3
+from typing import TYPE_CHECKING
 
 from auditor.http.codings import CodingError, decoder_for
-from auditor.http.deadline import Deadline
+
+if TYPE_CHECKING:  # the network stack loads with the client, never for a local file
+    import urllib3
+
+    from auditor.http.deadline import Deadline
 
 __all__ = [
     "CHUNK_SIZE",
@@ -88,7 +91,7 @@ class Body:
             self.problem = ("not-well-formed", str(exc))
         except _Unsupported as exc:
             self.problem = ("unsupported-encoding", str(exc))
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        except _network_errors() as exc:
             self.problem = self._network_problem(exc)
         finally:
             self.close()
@@ -177,6 +180,16 @@ class Body:
                 raise _TooLarge
             self.bytes_read += len(chunk)
             yield chunk
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """What a connection that breaks while a body streams raises: an OSError (requests'
+    RequestException is one) or urllib3's HTTPError, which exists only once urllib3 is
+    loaded (by the client: a local file's body never loads it)."""
+    urllib3 = sys.modules.get("urllib3")
+    if urllib3 is None:
+        return (OSError,)
+    return (OSError, urllib3.exceptions.HTTPError)
 
 
 def prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:

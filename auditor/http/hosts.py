@@ -25,8 +25,6 @@ import re
 from functools import lru_cache
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-import idna
-
 __all__ = [
     "DEFAULT_PORTS",
     "canonical_host",
@@ -60,6 +58,8 @@ def canonical_host(host: str) -> str:
         raise ValueError(f"not a host name: {host!r}")
     if name.isascii():
         return name.lower()
+    import idna  # here: an ASCII host, the common case, needs no IDNA tables
+
     try:
         return idna.encode(name, uts46=True).decode("ascii")
     except idna.IDNAError as exc:

@@ -27,8 +27,6 @@ import importlib.util
 import os
 from urllib.parse import urlsplit
 
-import requests.utils
-
 __all__ = [
     "PROXY_SCHEMES",
     "ProxyChooser",
@@ -115,6 +113,8 @@ def proxies_for(url: str, proxy: str | None, *, env: bool) -> dict[str, str]:
         return {"http": proxy, "https": proxy}
     if not env:
         return {}
+    import requests.utils  # here: checking a --proxy needs no network stack
+
     return dict(requests.utils.get_environ_proxies(url, no_proxy=None))
 
 

@@ -7,13 +7,8 @@ from __future__ import annotations
 
 from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c
 from auditor.walker.discovery import Target, classify_target, sitemaps_from_robots
-from auditor.walker.walk import (
-    DEFAULT_MAX_FILES,
-    PROTOCOL_MAX_URLS,
-    ProgressCallback,
-    Walk,
-    WalkOptions,
-)
+from auditor.walker.walk import ProgressCallback, Walk  # before `def walk`: the function wins
+from auditor.walkoptions import DEFAULT_MAX_FILES, PROTOCOL_MAX_URLS, WalkOptions
 
 __all__ = [
     "DEFAULT_MAX_FILES",

@@ -13,18 +13,27 @@ Touches: the network, the disk.
 
 from __future__ import annotations
 
-import http.client
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import TYPE_CHECKING
 
-from auditor.http import Body, FetchFailure, HttpClient, read_local_file
+from auditor.http.body import Body, read_local_file
+from auditor.http.options import FetchFailure
 from auditor.http.walls import body_head, wall_of
 from auditor.models import SitemapFile
 from auditor.walker.pending import Pending, Report
 from auditor.walker.reuse import SitemapStore, StoredFile
 
+if TYPE_CHECKING:  # the client loads with its first request
+    from auditor.http.client import HttpClient
+
 __all__ = ["Opened", "open_file", "status_text", "stored_file"]
+
+#: Each status code's reason phrase (as ``http.client.responses``, without loading the
+#: HTTP client module for a local file).
+_REASONS = {status.value: status.phrase for status in HTTPStatus}
 
 
 @dataclass
@@ -110,7 +119,7 @@ def stored_file(previous: SitemapStore | None, url: str) -> StoredFile | None:
 
 def status_text(status: int) -> str:
     """``HTTP 404 Not Found``: a status with its reason phrase, when it has one."""
-    reason = http.client.responses.get(status, "")
+    reason = _REASONS.get(status, "")
     return f"HTTP {status} {reason}".rstrip()
 
 

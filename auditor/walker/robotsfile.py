@@ -11,10 +11,14 @@ Touches: the network.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from auditor.http import FetchFailure, HttpClient
+from auditor.http.options import FetchFailure
 from auditor.http.walls import body_head, wall_of
 from auditor.walker.discovery import ROBOTS_MAX_BYTES
+
+if TYPE_CHECKING:  # the client loads with its first request
+    from auditor.http.client import HttpClient
 
 __all__ = ["RobotsFile", "fetch_robots_file", "robots_url"]
 

@@ -14,13 +14,16 @@ Touches: the network.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from auditor.http import HttpClient
 from auditor.walker.discovery import Target, decode_robots, sitemaps_from_robots
 from auditor.walker.locs import origin_of
 from auditor.walker.opening import status_text
 from auditor.walker.pending import Pending, Report
 from auditor.walker.robotsfile import RobotsFile, fetch_robots_file
+
+if TYPE_CHECKING:  # the client loads with its first request
+    from auditor.http.client import HttpClient
 
 __all__ = ["one_file", "robots_sitemaps", "site_files"]
 

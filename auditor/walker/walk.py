@@ -18,12 +18,12 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from auditor.errors import UsageError
-from auditor.http import HttpClient, HttpOptions
 from auditor.models import FileContent, Problem, SitemapEntry, SitemapFile
 from auditor.walker.discovery import Target, classify_target
 from auditor.walker.filerecords import file_content, file_problems, file_record, judge_for
@@ -37,27 +37,18 @@ from auditor.walker.pending import Pending
 from auditor.walker.reuse import SitemapStore, StoredFile, batched
 from auditor.walker.robotsfile import RobotsFile
 from auditor.walker.start import one_file, robots_sitemaps, site_files
+from auditor.walkoptions import DEFAULT_MAX_FILES, PROTOCOL_MAX_URLS, WalkOptions
+
+if TYPE_CHECKING:
+    from auditor.http.client import HttpClient
 
 __all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
 
-#: Files read at most in one walk: a full 1,000-file index with room to spare.
-DEFAULT_MAX_FILES = 5_000
-#: The protocol's limit of URLs (or child sitemaps) in one file.
-PROTOCOL_MAX_URLS = 50_000
 
 ProgressCallback = Callable[[int, int], None]  # (files read, unique URLs so far)
 _log = logging.getLogger(__name__)
 #: What the reader says of a body with nothing but whitespace (a cut one, too).
 _EMPTY = ("not-a-sitemap", "empty response")
-
-
-@dataclass(frozen=True)
-class WalkOptions:
-    """How a walk behaves; every field has a named default."""
-
-    http: HttpOptions = field(default_factory=HttpOptions)
-    max_files: int = DEFAULT_MAX_FILES
-    max_urls_per_file: int = PROTOCOL_MAX_URLS
 
 
 class Walk:
@@ -134,13 +125,20 @@ class Walk:
             raise UsageError("a Walk can be iterated only once")
         self._started = True
         owns_client = self._client is None
-        if self._client is None:
-            self._client = HttpClient(self.options.http)
         try:
             yield from self._walk(deque(self._start()), make)
         finally:
-            if owns_client:
+            if owns_client and self._client is not None:
                 self._client.close()
+
+    def _http(self) -> HttpClient:
+        """The walk's client, made when first needed: a local file's walk never loads
+        the network stack, unless the file lists URLs to read."""
+        if self._client is None:
+            from auditor.http.client import HttpClient
+
+            self._client = HttpClient(self.options.http)
+        return self._client
 
     def _problem(self, sitemap: str, code: str, detail: str) -> None:
         self.problems.append(Problem(sitemap, code, detail))
@@ -156,8 +154,7 @@ class Walk:
         if target.kind in ("file", "url"):
             return [one_file(target)]
         site = target.value
-        assert self._client is not None
-        self.robots, declared = robots_sitemaps(self._client, site, self._problem)
+        self.robots, declared = robots_sitemaps(self._http(), site, self._problem)
         _log.info("robots.txt of %s lists %d sitemap(s)", site, len(declared))
         return site_files(site, declared)
 
@@ -188,9 +185,8 @@ class Walk:
             self._progress()
 
     def _read_file(self, item: Pending, tally: Tally, make: PageMaker[T]) -> Iterator[list[T]]:
-        opened = open_file(
-            item, self._client, self.options.http.max_bytes, self._previous, self._problem
-        )
+        client = None if item.local_path is not None else self._http()
+        opened = open_file(item, client, self.options.http.max_bytes, self._previous, self._problem)
         if isinstance(opened, SitemapFile):  # not read: its record as unreadable
             self.files.append(opened)
             return

@@ -1,0 +1,140 @@
+"""Start-up (issue 36): each command imports only what it uses.
+
+Every command's ``--help`` and ``auditor walk`` of a local file load no third-party
+library at all (no HTTP stack, numpy, pandas, lxml, matplotlib, Dask, Scrapy,
+jsonschema, psycopg, Starlette); ``auditor walk`` of a URL loads the HTTP stack and
+nothing heavier. Each run is a fresh ``python -m auditor`` process, as cron and a
+shell start it; what it imported is read from its ``sys.modules`` at exit, less what
+the interpreter itself loads before ``auditor`` (``site``, ``.pth`` hooks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import build_parser
+from tests.loopback import FIXTURES, LoopbackServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Runs ``python -m auditor ARGS`` (argv after the output path) in this process, then
+#: writes the names of every module loaded to the output path as JSON.
+_RUN = """\
+import json, runpy, sys
+out, sys.argv = sys.argv[1], ["auditor", *sys.argv[2:]]
+try:
+    runpy.run_module("auditor", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+finally:
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump(sorted(sys.modules), handle)
+"""
+
+#: Named in the failure message when one of them is loaded (the libraries issue 36 lists).
+HEAVY = (
+    "requests", "urllib3", "numpy", "pandas", "pyarrow", "lxml", "matplotlib", "dask",
+    "distributed", "scrapy", "jsonschema", "psycopg", "starlette", "uvicorn", "jinja2",
+    "extruct",
+)  # fmt: skip
+
+
+def _loaded(tmp: Path, *args: str, code: str = _RUN) -> tuple[set[str], str]:
+    """The modules a fresh interpreter has loaded after running ``code`` with ``args``,
+    and its standard output."""
+    out = tmp / "modules.json"
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(out), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert out.exists(), run.stderr
+    return set(json.loads(out.read_text(encoding="utf-8"))), run.stdout
+
+
+def _third_party(modules: set[str]) -> set[str]:
+    """The top-level names in ``modules`` that are neither the standard library nor auditor."""
+    tops = {name.split(".", 1)[0] for name in modules}
+    return {
+        top
+        for top in tops
+        if top not in sys.stdlib_module_names
+        and top != "auditor"
+        and not top.startswith("_sysconfigdata")  # the standard library's build settings
+    }
+
+
+def _baseline(tmp: Path, imports: str = "") -> set[str]:
+    """The third-party modules a bare interpreter loads (``site``, ``.pth`` hooks), plus
+    those ``imports`` loads."""
+    code = f"import json, sys\n{imports}\njson.dump(sorted(sys.modules), open(sys.argv[1], 'w'))"
+    return _third_party(_loaded(tmp, code=code)[0])
+
+
+def _extra(tmp: Path, *args: str, allowed: str = "") -> set[str]:
+    """What ``auditor ARGS`` loads beyond a bare interpreter (and beyond ``allowed``)."""
+    loaded, _ = _loaded(tmp, *args)
+    assert "auditor.cli" in loaded  # the command ran
+    return _third_party(loaded) - _baseline(tmp, allowed)
+
+
+def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> Iterator[str]:
+    """Each (sub)command's words, nested ones too (``db copy``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield " ".join((*prefix, name))
+                yield from _commands(sub, (*prefix, name))
+
+
+@pytest.mark.parametrize("command", ["", *_commands(build_parser())])
+def test_help_loads_no_third_party_library(tmp_path, command):
+    extra = _extra(tmp_path, *command.split(), "--help")
+    assert sorted(extra) == [], f"auditor {command} --help loads {sorted(extra)}"
+
+
+def _small_sitemap(folder: Path, urls: int) -> Path:
+    """A local urlset of ``urls`` URLs, each with a lastmod."""
+    rows = "".join(
+        f"<url><loc>https://example.com/p/{i}</loc><lastmod>2024-01-{i % 28 + 1:02d}</lastmod>"
+        "</url>\n"
+        for i in range(urls)
+    )
+    path = folder / "sitemap.xml"
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("output", ["jsonl", "csv"])
+def test_walking_a_local_file_loads_no_third_party_library(tmp_path, output):
+    sitemap = _small_sitemap(tmp_path, 20)
+    loaded, stdout = _loaded(tmp_path, "walk", str(sitemap), "--format", output)
+    assert "auditor.walker.walk" in loaded  # the walk ran
+    assert len(stdout.splitlines()) == 20 + (output == "csv")  # and read every URL
+    extra = _third_party(loaded) - _baseline(tmp_path)
+    assert sorted(extra) == [], f"auditor walk FILE loads {sorted(extra)}"
+
+
+def test_walking_a_site_loads_the_http_stack_and_nothing_heavier(tmp_path):
+    with LoopbackServer(FIXTURES / "sites" / "basic") as server:
+        loaded, stdout = _loaded(tmp_path, "walk", server.origin)
+    assert stdout.count("\n") > 5  # URLs were walked
+    assert "requests" in loaded
+    extra = _third_party(loaded) - _baseline(tmp_path, "import requests")
+    assert sorted(extra) == [], f"auditor walk URL loads {sorted(extra)} beyond requests"
+    assert sorted(_third_party(loaded).intersection(HEAVY)) == ["requests", "urllib3"]
