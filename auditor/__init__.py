@@ -29,22 +29,8 @@ __version__ = "0.1.0"
 import logging
 import typing
 
-if typing.TYPE_CHECKING:
-    from auditor.walker import ProgressCallback, Target, Walk, WalkOptions
-
-    # What ``auditor.walk`` is, for type checkers: ``from auditor.walker import walk``
-    # here trips mypy (auditor.walker.walk is also a module). The function loads lazily.
-    def walk(
-        target: str | Target,
-        options: WalkOptions | None = None,
-        *,
-        on_progress: ProgressCallback | None = None,
-    ) -> Walk: ...
-
-
 import auditor._lazy as _lazy
 from auditor.errors import AuditorError, HistoryError, NothingReadable, UsageError
-from auditor.models import Problem, SitemapEntry, SitemapFile
 
 # The library logs (one logger per module) and never says where: that is the program's choice.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -69,16 +55,32 @@ if typing.TYPE_CHECKING:
     from auditor.history import History
     from auditor.http import HttpClient, HttpOptions
     from auditor.inspection import Inspection, inspect_target
+    from auditor.models import Problem, SitemapEntry, SitemapFile
     from auditor.planner import PlannedFetch, plan
+    from auditor.walker import ProgressCallback, Target, Walk, WalkOptions
     from auditor.walker.inventory import Inventory, entries_to_dataframe, load_inventory
 
-# Every name but the errors and the records loads on first use: a command (and
+    # auditor.walker.walk, for type checkers: importing it here trips mypy (the name is
+    # also the walker's submodule), so its signature is restated (tests/test_public_names.py
+    # pins the two alike).
+    def walk(
+        target: str | Target,
+        options: WalkOptions | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> Walk: ...
+
+
+# Every name but the errors loads on first use: a command (and
 # ``import auditor``) pays for the walker, the HTTP stack and the data stack only when
 # it uses them.
 _EXPORTS = {
     "HttpClient": "auditor.http",
     "HttpOptions": "auditor.http",
     "Walk": "auditor.walker",
+    "Problem": "auditor.models",
+    "SitemapEntry": "auditor.models",
+    "SitemapFile": "auditor.models",
     "WalkOptions": "auditor.walker",
     "walk": "auditor.walker",
     "CrawlSummary": "auditor.crawl.record",

@@ -3,6 +3,7 @@ the console script's entry point, whatever rooms the code moves between."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import subprocess
@@ -109,3 +110,22 @@ def test_the_console_script_and_python_m_enter_through_cli():
         [sys.executable, "-m", "auditor", "--version"], capture_output=True, text=True, check=True
     )
     assert auditor.__version__ in shown.stdout
+
+
+def _function(path: Path, name: str) -> ast.FunctionDef:
+    """The definition of ``name`` anywhere in ``path`` (a TYPE_CHECKING block too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name]
+    assert len(found) == 1, f"{path} defines {name} {len(found)} times"
+    return found[0]
+
+
+def test_the_walk_stub_for_type_checkers_matches_the_function():
+    """``auditor.walk`` loads lazily; its signature, restated for type checkers in
+    auditor/__init__.py, is the walker's own."""
+    package = Path(auditor.__file__).parent
+    stub = _function(package / "__init__.py", "walk")
+    real = _function(package / "walker" / "__init__.py", "walk")
+    assert ast.dump(stub.args) == ast.dump(real.args)
+    assert stub.returns is not None and real.returns is not None
+    assert ast.dump(stub.returns) == ast.dump(real.returns)

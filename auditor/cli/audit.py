@@ -35,8 +35,7 @@ from auditor.cli.history import cmd_changed, cmd_history
 from auditor.errors import Unreachable, UsageError
 from auditor.http import PAGE_ACCEPT
 from auditor.report import DEFAULT_REPORTS_DIR, EXPORT_FORMATS
-from auditor.sampler.defaults import DEFAULT_SAMPLE
-from auditor.sampler.pacing import DEFAULT_DELAY
+from auditor.sampler.defaults import DEFAULT_DELAY, DEFAULT_SAMPLE
 from auditor.walkoptions import WalkOptions
 
 if TYPE_CHECKING:

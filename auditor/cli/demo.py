@@ -13,7 +13,6 @@ import argparse
 import os
 import select
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -186,6 +185,8 @@ class _Signals:
         #: A terminal's descriptor where Enter changes the sites, as :data:`CHANGE` does
         #: (None: no keys read).
         self.keys = keys
+        import socket  # here: --help needs none
+
         self._reader, self._writer = socket.socketpair()
         for end in (self._reader, self._writer):
             end.setblocking(False)

@@ -35,8 +35,6 @@ from auditor.cli.args import (
     positive_float,
     positive_int,
 )
-from auditor.cli.progress import fleet_display
-from auditor.cli.summary import Tally, summary
 from auditor.errors import AuditorError, HistoryError, UsageError
 from auditor.fleet.defaults import DEFAULT_SITE_TIMEOUT, SITES_PER_CORE, default_concurrency
 from auditor.history.backend import RECONNECT_SECONDS
@@ -181,6 +179,9 @@ def run_fleet(
         found = found.only(plan.todo)
     if not args.contact:
         sys.stderr.write(NO_CONTACT)
+    from auditor.cli.progress import fleet_display
+    from auditor.cli.summary import Tally, summary
+
     display = fleet_display(len(found), args)
     outcomes: list[Any] = []  # what the summary reads of each site done
     status, stopped = EXIT_OK, None

@@ -14,15 +14,18 @@ import argparse
 import logging
 import os
 import signal
-import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from auditor.cli.args import EXIT_FAILED, EXIT_OK, add_db_option
 from auditor.errors import UsageError
+
+if TYPE_CHECKING:
+    import socket
 
 __all__ = ["TOKEN_ENV", "add_serve_command"]
 
@@ -207,6 +210,8 @@ def _uvicorn_logs_to_ours() -> None:
 
 def _bound(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port``; a usage error when it cannot be bound."""
+    import socket  # here: --help needs none
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say they are TCP;
     # without it every keep-alive answer waited out a delayed ACK (44 ms a request)

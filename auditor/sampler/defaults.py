@@ -5,7 +5,10 @@ Touches: nothing.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_SAMPLE"]
+__all__ = ["DEFAULT_DELAY", "DEFAULT_SAMPLE"]
+
+#: Seconds between two requests to one host unless robots.txt asks for more.
+DEFAULT_DELAY = 1.0
 
 #: Pages fetched per run by default. The scorer trusts agreement when the Wilson 95%
 #: lower bound reaches 0.8: that takes 16 agreeing comparisons with none against, or

@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from auditor.sampler.defaults import DEFAULT_DELAY  # here too, as it always was
+
 __all__ = [
     "DEFAULT_DELAY",
     "MAX_DELAY",
@@ -32,8 +34,6 @@ __all__ = [
     "sampling_budget",
 ]
 
-#: Seconds between two requests to one host unless robots.txt asks for more.
-DEFAULT_DELAY = 1.0
 #: The longest wait between two requests to one host. A host that asks for more (a
 #: larger ``Retry-After``) is given up for the run: leaving is kinder than holding on.
 MAX_DELAY = 60.0
