@@ -104,6 +104,53 @@ def test_help_loads_no_third_party_library(tmp_path, command):
     assert sorted(extra) == [], f"auditor {command} --help loads {sorted(extra)}"
 
 
+#: What ``auditor --help`` loads of the command line: the list of commands, no command.
+TOP_HELP = {"auditor.cli", "auditor.cli.args", "auditor.cli.commands"}
+
+
+def test_the_top_level_help_loads_no_command(tmp_path):
+    loaded, stdout = _loaded(tmp_path, "--help")
+    assert "usage: auditor" in stdout
+    assert {m for m in loaded if m.startswith("auditor.cli")} == TOP_HELP
+    assert not any(m.startswith(("auditor.walker", "auditor.http")) for m in loaded)
+
+
+def _sub(parser: argparse.ArgumentParser, *words: str) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``words`` of ``parser``."""
+    for word in words:
+        parser = next(
+            a.choices[word] for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+        )
+    return parser
+
+
+def _options(parser: argparse.ArgumentParser) -> list[tuple[object, ...]]:
+    """What ``parser`` reads: each option and argument, its destination, default and kind."""
+    return [
+        (a.option_strings, a.dest, a.default, a.required, a.nargs, a.const, _named(a.type), type(a))
+        for a in parser._actions
+    ]
+
+
+def _named(kind: object) -> object:
+    """An argument's type by name (a closure is made anew with each parser)."""
+    return getattr(kind, "__qualname__", kind)
+
+
+def test_the_list_of_commands_is_the_full_parsers():
+    """``auditor --help`` (no command named) is built from the list of commands alone."""
+    assert build_parser("").format_help() == build_parser().format_help()
+
+
+@pytest.mark.parametrize("command", list(_commands(build_parser())))
+def test_a_command_alone_is_the_same_as_in_the_full_parser(command):
+    """``auditor NAME ...`` builds NAME's group alone: the same help, options, defaults."""
+    words = command.split()
+    alone, full = _sub(build_parser(words[0]), *words), _sub(build_parser(), *words)
+    assert alone.format_help() == full.format_help()
+    assert _options(alone) == _options(full)
+
+
 def _small_sitemap(folder: Path, urls: int) -> Path:
     """A local urlset of ``urls`` URLs, each with a lastmod."""
     rows = "".join(

@@ -34,21 +34,26 @@ from auditor.cli.args import (
     http_options,
     progress_for,
 )
+from auditor.cli.commands import COMMANDS, line
 from auditor.errors import AuditorError, UsageError
 from auditor.logs import level_for, logging_to
-from auditor.walkoptions import WalkOptions
 from auditor.words import counted
 
 if TYPE_CHECKING:
+    Commands = argparse._SubParsersAction[argparse.ArgumentParser]
+
     from auditor.walker import Walk
     from auditor.walker.inventory import Inventory
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser of every subcommand, or of ``only`` (``"walk"``) alone.
+    """The argument parser of every subcommand; with ``only`` (a command's name), of
+    that command's group alone; with ``only=""``, of none: each command listed with its
+    line and no options, as ``auditor --help`` shows them.
 
-    ``auditor walk`` parses with the walk's parser alone: the same help, options and
-    errors, without importing the other commands' modules.
+    ``auditor NAME`` parses with NAME's group alone, and ``auditor --help`` with the
+    list alone: the same help, options and errors, without importing the other
+    commands' modules.
     """
     parser = argparse.ArgumentParser(
         prog="auditor",
@@ -57,29 +62,47 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"auditor {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_walk(commands)
-    if only != "walk":
-        from auditor.cli.audit import add_audit_commands
-        from auditor.cli.coverage import add_coverage_command
-        from auditor.cli.db import add_db_commands
-        from auditor.cli.plan import add_plan_commands
-        from auditor.cli.serve import add_serve_command
-
-        _add_inspect(commands)
-        _add_page_command(commands)
-        add_audit_commands(commands)
-        add_plan_commands(commands)
-        add_coverage_command(commands)
-        add_db_commands(commands)
-        add_serve_command(commands)
+    if only == "":
+        for name in COMMANDS:
+            commands.add_parser(name, help=line(name))
+        return parser
+    groups = [COMMANDS[only][0]] if only else dict.fromkeys(g for g, _ in COMMANDS.values())
+    for group in groups:
+        _add_group(group, commands)
     add_log_options(commands)
     return parser
 
 
-def _add_walk(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_group(group: str, commands: Commands) -> None:
+    """Add ``group``'s commands, importing its module (here, not before)."""
+    if group in _HERE:
+        _HERE[group](commands)
+    elif group == "audit":
+        from auditor.cli.audit import add_audit_commands
+
+        add_audit_commands(commands)
+    elif group == "plan":
+        from auditor.cli.plan import add_plan_commands
+
+        add_plan_commands(commands)
+    elif group == "coverage":
+        from auditor.cli.coverage import add_coverage_command
+
+        add_coverage_command(commands)
+    elif group == "db":
+        from auditor.cli.db import add_db_commands
+
+        add_db_commands(commands)
+    else:
+        from auditor.cli.serve import add_serve_command
+
+        add_serve_command(commands)
+
+
+def _add_walk(commands: Commands) -> None:
     walk = commands.add_parser(
         "walk",
-        help="list every URL of a site's sitemaps with its lastmod",
+        help=line("walk"),
         description="Find and read every sitemap of TARGET and write one record per unique URL.",
     )
     walk.add_argument("target", metavar="TARGET", help="site origin, sitemap URL or local file")
@@ -106,10 +129,10 @@ def _add_walk(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     walk.set_defaults(handler=_cmd_walk)
 
 
-def _add_inspect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_inspect(commands: Commands) -> None:
     inspect = commands.add_parser(
         "inspect",
-        help="first look at a site's lastmod values, without fetching a page",
+        help=line("inspect"),
         description="Walk TARGET and analyse its lastmod values per site and per "
         "sub-sitemap: shared and generation-time stamps, missing, invalid and future dates.",
     )
@@ -131,6 +154,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
     from auditor.walker.discovery import classify_target
     from auditor.walker.output import write_csv, write_walk_jsonl
     from auditor.walker.walk import Walk
+    from auditor.walkoptions import WalkOptions
 
     options = WalkOptions(
         http=http_options(args),
@@ -166,6 +190,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     )
     from auditor.walker.discovery import classify_target
     from auditor.walker.inventory import read_entries_file
+    from auditor.walkoptions import WalkOptions
 
     options = WalkOptions(
         http=http_options(args),
@@ -244,10 +269,10 @@ def _summary(walk: Walk, *, quiet: bool) -> None:
     print(line, file=sys.stderr)
 
 
-def _add_page_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_page_command(commands: Commands) -> None:
     page = commands.add_parser(
         "page",
-        help="what one page says about its own changes (dates, fingerprints)",
+        help=line("page"),
         description="Fetch one page (or read a saved one) and show its dateModified and "
         "datePublished, HTTP Last-Modified, and content fingerprints.",
     )
@@ -284,10 +309,27 @@ def _cmd_page(args: argparse.Namespace) -> int:
     return EXIT_OK if evidence.ok else EXIT_FAILED
 
 
+#: The groups whose commands this module defines.
+_HERE: dict[str, Callable[[Commands], None]] = {
+    "walk": _add_walk,
+    "inspect": _add_inspect,
+    "page": _add_page_command,
+}
+
+
+def _needed(words: Sequence[str]) -> str | None:
+    """What of the parser ``words`` need (see :func:`build_parser`): the group of the
+    command they start with; none of the commands' options when they name no command
+    (``--help``, ``--version``, a usage error); else (options before the command) all."""
+    if words and words[0] in COMMANDS:
+        return words[0]
+    return None if any(word in COMMANDS for word in words) else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``auditor`` console script."""
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser("walk" if words[:1] == ["walk"] else None)
+    parser = build_parser(_needed(words))
     args = parser.parse_args(words)
     try:
         with logging_to(sys.stderr, level_for(args.verbose, args.quiet)):

@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auditor.errors import UsageError
-from auditor.http.options import DEFAULT_CONTACT, DEFAULT_TIMEOUT, HttpOptions
 from auditor.logs import Progress
-from auditor.walkoptions import DEFAULT_MAX_FILES
+
+if TYPE_CHECKING:
+    from auditor.http.options import HttpOptions
 
 __all__ = [
     "EXIT_FAILED",
@@ -71,6 +72,8 @@ def positive_int(text: str) -> int:
 
 def add_http_options(parser: argparse.ArgumentParser) -> None:
     """--timeout, --contact, --proxy and --header."""
+    from auditor.http.options import DEFAULT_CONTACT, DEFAULT_TIMEOUT  # `auditor --help`: none
+
     parser.add_argument(
         "--timeout",
         type=positive_float,
@@ -126,6 +129,8 @@ def _header(text: str) -> tuple[str, str]:
 def http_options(args: argparse.Namespace, **overrides: Any) -> HttpOptions:
     """The HttpOptions of a command's --timeout, --contact, --proxy and --header, with
     ``overrides`` (e.g. ``accept=PAGE_ACCEPT``)."""
+    from auditor.http.options import HttpOptions
+
     given = {
         "timeout": args.timeout,
         "contact": args.contact,
@@ -137,6 +142,8 @@ def http_options(args: argparse.Namespace, **overrides: Any) -> HttpOptions:
 
 def add_max_files(parser: argparse.ArgumentParser) -> None:
     """--max-files."""
+    from auditor.walkoptions import DEFAULT_MAX_FILES  # here: `auditor --help` needs none
+
     parser.add_argument(
         "--max-files",
         type=positive_int,

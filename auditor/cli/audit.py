@@ -29,6 +29,7 @@ from auditor.cli.args import (
     progress_for,
     renamed_choice,
 )
+from auditor.cli.commands import line
 from auditor.cli.demo import add_demo_command
 from auditor.cli.fleet import add_fleet_options, is_fleet, run_fleet, sites_of
 from auditor.cli.history import cmd_changed, cmd_history
@@ -95,7 +96,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     """Register audit, reverify, history and changed."""
     audit = commands.add_parser(
         "audit",
-        help="audit sites: walk, analyse, sample pages, score against history, save",
+        help=line("audit"),
         description="Audit SITE: walk its sitemaps, analyse the lastmod values, fetch a polite "
         "sample of pages, score lastmod against their evidence and the site's history, and "
         "save the run. Several sites (or --sites) run as a fleet: --concurrency at a time, "
@@ -115,7 +116,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
     reverify = commands.add_parser(
         "reverify",
-        help="re-audit the sites in history that are due",
+        help=line("reverify"),
         description="Re-audit every site whose re-verification is due, re-fetching a panel "
         "of its previously sampled pages so changes can be observed. Several due sites run "
         "as a fleet (see audit); --json writes one result a line (JSON Lines).",
@@ -130,7 +131,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
     report = commands.add_parser(
         "report",
-        help="write sites' HTML reports (and the fleet index) from the history",
+        help=line("report"),
         description="Write each SITE's HTML report with its PNG charts into DIR/<site>/ "
         "(--all: every site in the history, drawn on every core), and the fleet index of "
         "every site into DIR/index.html.",
@@ -145,7 +146,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
     export = commands.add_parser(
         "export",
-        help="export the history (sites, runs, sub-sitemap verdicts, pages) for notebooks",
+        help=line("export"),
         description="Write the history's sites, runs, segments (sub-sitemap verdicts) and "
         "pages (page observations) as CSV, Parquet or JSON Lines, one file each.",
     )
@@ -169,7 +170,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
     history = commands.add_parser(
         "history",
-        help="the audits kept in the history",
+        help=line("history"),
         description="List the runs kept in the history (of SITE alone if given), oldest "
         "first: run, site, start, verdict, and the crawl batches each verdict weighed.",
     )
@@ -180,7 +181,7 @@ def add_audit_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
     changed = commands.add_parser(
         "changed",
-        help="the recrawl list since a moment, from a site's latest audit",
+        help=line("changed"),
         description="URLs to recrawl since --since: on trusted sub-sitemaps, those whose "
         "lastmod is newer plus the undated ones; elsewhere, every URL.",
     )

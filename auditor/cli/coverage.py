@@ -15,6 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from auditor.cli.args import EXIT_OK, add_db_option, add_old_name
+from auditor.cli.commands import line
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def add_coverage_command(commands: argparse._SubParsersAction[argparse.ArgumentP
     """Register coverage."""
     coverage = commands.add_parser(
         "coverage",
-        help="the sitemaps' URLs against what was crawled: missing, orphans, non-indexable",
+        help=line("coverage"),
         description="Compare the URLs SITE's sitemaps list (its freshest walk in the history) "
         "with what was crawled: a crawl log (--from: JSON Lines, CSV or WARC, as "
         "`auditor crawled` reads them), else the fetches `auditor crawled` recorded. Lists "

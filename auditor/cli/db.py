@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from auditor.cli.args import EXIT_OK, add_db_option, add_log_options, progress_for
+from auditor.cli.commands import line
 from auditor.words import counted
 
 __all__ = ["add_db_commands"]
@@ -23,7 +24,7 @@ def add_db_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     """Register ``db`` and its subcommands."""
     db = commands.add_parser(
         "db",
-        help="the history database itself: copy a whole history, bring it up to date",
+        help=line("db"),
         description="Work on a history database as a whole.",
     )
     actions = db.add_subparsers(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from auditor.cli.args import EXIT_OK, non_negative_float, progress_for
+from auditor.cli.commands import line
 from auditor.errors import UsageError
 from auditor.report import DEMO_DIR
 from auditor.words import counted
@@ -45,8 +46,7 @@ def add_demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     """``auditor demo``."""
     demo = commands.add_parser(
         "demo",
-        help="audit embedded demo sites on 127.0.0.1 twice and write their reports "
-        "(--serve: keep them up to practise on)",
+        help=line("demo"),
         description="Start simulated sites on 127.0.0.1, one per lastmod behaviour, audit each "
         "twice with a simulated change in between, and write the reports and the fleet index. "
         "With --serve, audit nothing: keep the sites up for you to audit, until Ctrl-C.",

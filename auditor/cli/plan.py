@@ -29,6 +29,7 @@ from auditor.cli.args import (
     positive_float,
     positive_int,
 )
+from auditor.cli.commands import line
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     """Register plan and crawled."""
     plan = commands.add_parser(
         "plan",
-        help="what the crawler should fetch and when, within a budget per host",
+        help=line("plan"),
         description="List the fetches due within --horizon for SITE (default: every site in "
         "the history): on trusted sub-sitemaps the URLs whose lastmod advanced since the "
         "crawler's last fetch, new URLs and a few verification fetches; elsewhere the pages "
@@ -97,7 +98,7 @@ def add_plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
     crawled = commands.add_parser(
         "crawled",
-        help="record what the crawler fetched: its last fetches, and evidence for verdicts",
+        help=line("crawled"),
         description="Read the crawler's fetches (JSON Lines or CSV rows of url, fetched_at, "
         "status and an optional content hash; or WARC files, bodies included) and record "
         "them: each URL's last fetch for plans, and what each fetch shows of lastmod for "

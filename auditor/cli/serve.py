@@ -22,6 +22,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from auditor.cli.args import EXIT_FAILED, EXIT_OK, add_db_option
+from auditor.cli.commands import line
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
     serve = commands.add_parser(
         "serve",
-        help="the history in a browser and over HTTP (pages, a JSON API, trust look-ups)",
+        help=line("serve"),
         description="Serve the history, read-only: the fleet's verdicts, each site's "
         "timeline, segments, plan and report (drawn when first opened), and a JSON API "
         "under /api/v1 with a trust look-up for crawlers. Binds 127.0.0.1 unless told "
