@@ -10,8 +10,6 @@ Touches: nothing.
 
 from __future__ import annotations
 
-import socket
-import ssl
 from collections.abc import Iterator
 
 __all__ = [
@@ -63,6 +61,8 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 def speaks_no_tls(exc: BaseException) -> bool:
     """True when a TLS handshake failed because the server answered something else than
     TLS (plain HTTP on an https:// URL), not because its certificate was refused."""
+    import ssl  # here: the constants above load without the TLS stack (a local walk)
+
     for inner in _chain(exc):
         if isinstance(inner, ssl.SSLError) and not isinstance(inner, ssl.SSLCertVerificationError):
             said = f"{inner.reason or ''} {inner}".upper()
@@ -73,6 +73,9 @@ def speaks_no_tls(exc: BaseException) -> bool:
 
 def cause_of(exc: BaseException) -> str:
     """Why ``exc`` left a request without a response, in plain words."""
+    import socket
+    import ssl
+
     if speaks_no_tls(exc):
         return NO_TLS
     for inner in _chain(exc):
