@@ -218,15 +218,15 @@ def run_fleet(
                 status, stopped = EXIT_FAILED, exc
             finally:
                 display.close()
-        if status != EXIT_OK:
-            reports.drain()  # the reports of the sites saved before the stop
+        reachable = not isinstance(stopped, HistoryError)
+        if status != EXIT_OK:  # the reports of the sites saved before the stop, those
+            reports.drain(queued=reachable)  # whose data can still be read
         reports.take()
         drawn = reports.written
     if plan is not None and status == EXIT_OK:
         history.end_fleet(plan.fleet_id)  # every site had its turn: no resume of it
     if stopped is not None:
         sys.stderr.write(f"auditor: the fleet stopped early: {stopped}\n")
-    reachable = not isinstance(stopped, HistoryError)
     index = _refresh_index(history, out) if reachable else None
     tally = Tally.of(outcomes, display.last, len(found), status, stopped, plan)
     summary(replace(tally, reports=drawn, report_policy=args.reports), index, args,

@@ -156,9 +156,14 @@ class ReportWriter:
         self.written += sum(1 for report in drawn if report.path is not None)
         return drawn
 
-    def drain(self) -> None:
-        """Wait until every report added is drawn (then :meth:`take` them)."""
-        self._send()
+    def drain(self, queued: bool = True) -> None:
+        """Wait until every report added is drawn (then :meth:`take` them). With
+        ``queued=False`` (the history is unreachable), the reports whose data was not read
+        yet are dropped instead of read: only those already sent are waited for."""
+        if queued:
+            self._send()
+        else:
+            self._queued.clear()
         wait(list(self._pending))
 
     def close(self) -> None:

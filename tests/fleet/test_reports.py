@@ -13,6 +13,7 @@ import pytest
 
 from auditor.audit import AuditOptions, audit_site
 from auditor.demo.server import SiteServer
+from auditor.errors import HistoryError
 from auditor.fleet.reports import DRAWING_NICENESS, ReportWriter, draw_report
 from auditor.history import History
 from auditor.report import ReportData
@@ -129,3 +130,28 @@ def test_a_report_that_cannot_be_drawn_comes_back_without_a_file(saved, tmp_path
         (finished,) = writer.take()
     assert finished.site == results[0].site and finished.path is None and writer.written == 0
     assert "no report for" in caplog.text and "no ink" in caplog.text
+
+
+def test_a_history_lost_mid_add_drains_what_was_sent_and_reads_it_no_more(saved, tmp_path):
+    """A fleet stopped because its history is unreachable still waits for the reports
+    already sent, and drops the one whose data could not be read, without reading again
+    (each read would wait out the reconnect window, then fail outside the fleet's stop)."""
+    database, results = saved
+    with (
+        History.open(database) as history,
+        ReportWriter(history, tmp_path, processes=1) as writer,
+    ):
+        writer.add(results[0].site)
+        reads = []
+
+        def unreachable(*_: object) -> None:
+            reads.append(1)
+            raise HistoryError("the connection was lost, and it could not be made again")
+
+        history.runs = unreachable  # type: ignore[method-assign]
+        with pytest.raises(HistoryError):
+            writer.add(results[1].site)
+        writer.drain(queued=False)
+        drawn = writer.take()
+    assert [d.site for d in drawn] == [results[0].site] and drawn[0].path is not None
+    assert len(reads) == 1
