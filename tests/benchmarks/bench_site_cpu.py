@@ -1,0 +1,129 @@
+"""A fleet site's CPU, in one process: what a Dask worker and the command pay a site.
+
+Run by hand, never by pytest:
+
+    python3 tests/benchmarks/bench_site_cpu.py --sites 200            # CPU a site, by part
+    python3 tests/benchmarks/bench_site_cpu.py --sites 200 --profile 40   # and cProfile's top
+
+Demo sites (:class:`auditor.demo.site.SimulatedSite`, the behaviours of ``BEHAVIOURS`` in
+turn, 60 pages each) served by a child process (``bench_fleet``'s servers, so their CPU
+is not counted here), each audited as a fleet's first audit of it (``--sample 20
+--full-sample``, ``--delay 0``): what the command does (:func:`auditor.audit.previous_of`,
+the task pickled, the bundle unpickled, :func:`auditor.audit.save_audit` to SQLite) and
+what a worker does (the task unpickled, :func:`auditor.fleet.work.audit_task` with the
+host table over its own socket (:mod:`auditor.fleet.channel`, served from this process as
+a worker serves it), the bundle pickled). Dask's own scheduling is not here. Prints the
+CPU seconds a site (``time.process_time``: every thread of this process) of each part,
+the median of ``--rounds`` rounds.
+
+Touches: the network (loopback), the disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pickle
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.benchmarks.bench_fleet import _raise_file_limit, _servers  # noqa: E402
+
+
+def _round(origins: list[str], folder: Path, profile: cProfile.Profile | None) -> dict[str, float]:
+    """Audit every origin once into a fresh history: CPU seconds by part, summed."""
+    from auditor.audit import AuditBundle, AuditOptions, previous_of, save_audit
+    from auditor.fleet.channel import DirectTable, TableServer
+    from auditor.fleet.gate import HostTable
+    from auditor.fleet.work import SiteTask, audit_task
+    from auditor.history import History
+    from auditor.http import PAGE_ACCEPT, HttpOptions
+    from auditor.sampler import SampleOptions
+    from auditor.walker import WalkOptions
+
+    options = AuditOptions(
+        walk=WalkOptions(http=HttpOptions()),
+        sample=SampleOptions(  # as `--sample 20 --full-sample --delay 0`
+            sample=20,
+            delay=0.0,
+            sequential=False,
+            http=HttpOptions(retries=0, accept=PAGE_ACCEPT),
+        ),
+    )
+    server = TableServer(HostTable(0.0), "127.0.0.1")
+    parts: dict[str, float] = defaultdict(float)
+    history = History.open(folder / "history.sqlite3")
+    if profile is not None:
+        profile.enable()
+    try:
+        for origin in origins:
+            t0 = time.process_time()
+            task = SiteTask(origin, origin, previous_of(history, origin), options, 600.0)
+            shipped = pickle.dumps(task, protocol=5)
+            t1 = time.process_time()
+            table = DirectTable(server.line, 30.0)
+            outcome = audit_task(pickle.loads(shipped), table)
+            table.close()
+            back = pickle.dumps(outcome, protocol=5)
+            t2 = time.process_time()
+            bundle = pickle.loads(back)
+            if not isinstance(bundle, AuditBundle):
+                raise SystemExit(f"{origin}: {bundle}")
+            save_audit(history, bundle)
+            t3 = time.process_time()
+            parts["command: previous, pickle"] += t1 - t0
+            parts["worker: audit, pickle"] += t2 - t1
+            parts["command: unpickle, save"] += t3 - t2
+            parts["bundle bytes"] += len(back)
+    finally:
+        if profile is not None:
+            profile.disable()
+        server.close()
+        history.close()
+    return dict(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sites", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", type=int, default=0, help="cProfile's top N by own time")
+    parser.add_argument("--dump", type=Path, help="cProfile's stats to this file")
+    args = parser.parse_args()
+    _raise_file_limit()
+    rounds: list[dict[str, float]] = []
+    profile = cProfile.Profile(time.thread_time) if args.profile else None
+    with _servers("light", args.sites) as (origins, _logs):
+        for _ in range(args.rounds):
+            with tempfile.TemporaryDirectory() as folder:
+                rounds.append(_round(origins, Path(folder), profile))
+    for part in rounds[0]:
+        each = [r[part] / args.sites for r in rounds]
+        if "bytes" in part:
+            print(f"{part:30s} {statistics.median(each):8.0f} B")
+            continue
+        runs = ", ".join(f"{e * 1000:.1f}" for e in each)
+        print(f"{part:30s} {statistics.median(each) * 1000:8.2f} ms   ({runs})")
+    total = [sum(v for k, v in r.items() if "bytes" not in k) / args.sites for r in rounds]
+    print(f"{'all':30s} {statistics.median(total) * 1000:8.2f} ms")
+    if profile is not None:
+        out = io.StringIO()
+        stats = pstats.Stats(profile, stream=out)
+        if args.dump:
+            stats.dump_stats(args.dump)
+        stats.sort_stats("tottime").print_stats(args.profile)
+        stats.sort_stats("cumulative").print_stats(args.profile)
+        print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
