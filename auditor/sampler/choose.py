@@ -149,7 +149,8 @@ def choose_sample(
         panel_take = min(panel_take, max(int(budget * PANEL_SHARE), budget - len(fresh_rows)))
     chosen = _panel_order(panel_rows, moved)[:panel_take]
     chosen += _stratified(frame, fresh_rows, budget - panel_take, rng, moved)
-    return [_page(frame, row, stratum) for row, stratum in chosen]
+    rows = _Rows(frame)
+    return [rows.page(row, stratum) for row, stratum in chosen]
 
 
 def _moved(frame: pd.DataFrame) -> np.ndarray:
@@ -270,23 +271,34 @@ def _within_segment(
     return chosen
 
 
-def _page(frame: pd.DataFrame, row: int, stratum: str) -> SampledPage:
-    """Row ``row`` of ``frame`` as a sampled page (each column read at that row, not the
-    row built as a Series: 0.15 ms a page instead of 0.3 ms, measured)."""
-    columns = frame.columns
-    lastmod: Any = frame["lastmod"].iat[row]
-    value = None if lastmod is None or lastmod != lastmod else lastmod.to_pydatetime()
-    if value is not None and value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    precision: Any = frame["lastmod_precision"].iat[row]
-    return SampledPage(
-        str(frame["loc"].iat[row]),
-        str(frame["sitemap"].iat[row]),
-        value,
-        None if precision is None or precision != precision else str(precision),
-        stratum,
-        str(frame["segment"].iat[row]) if "segment" in columns else "",
-    )
+class _Rows:
+    """An inventory's rows as sampled pages: each row read column by column (0.15 ms a
+    page instead of 0.3 ms for the row built as a Series, measured), the columns taken
+    out of the frame once (taking one out costs about 0.1 ms: five a page were most of
+    choosing a sample)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._loc = frame["loc"]
+        self._sitemap = frame["sitemap"]
+        self._lastmod = frame["lastmod"]
+        self._precision = frame["lastmod_precision"]
+        self._segment = frame["segment"] if "segment" in frame.columns else None
+
+    def page(self, row: int, stratum: str) -> SampledPage:
+        """Row ``row`` as a sampled page of ``stratum``."""
+        lastmod: Any = self._lastmod.iat[row]
+        value = None if lastmod is None or lastmod != lastmod else lastmod.to_pydatetime()
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        precision: Any = self._precision.iat[row]
+        return SampledPage(
+            str(self._loc.iat[row]),
+            str(self._sitemap.iat[row]),
+            value,
+            None if precision is None or precision != precision else str(precision),
+            stratum,
+            str(self._segment.iat[row]) if self._segment is not None else "",
+        )
 
 
 class SequentialPlan:
@@ -319,8 +331,9 @@ class SequentialPlan:
         self.budget = budget
         self.requested = 0
         self.skipped = 0
-        self._frame = entries.reset_index(drop=True)
-        self._queues, self._sizes = _queues(self._frame, budget, seed, list(panel))
+        frame = entries.reset_index(drop=True)
+        self._rows = _Rows(frame)
+        self._queues, self._sizes = _queues(frame, budget, seed, list(panel))
         self._next = dict.fromkeys(self._queues, 0)
         self._taken = dict.fromkeys(self._queues, 0)
         wanted = wanted or {}
@@ -340,7 +353,7 @@ class SequentialPlan:
         name = min(wanting, key=self._priority)
         row, stratum = self._queues[name][self._next[name]]
         self._next[name] += 1
-        return _page(self._frame, row, stratum)
+        return self._rows.page(row, stratum)
 
     def record(self, page: SampledPage, *, requested: bool) -> None:
         """Count a page returned by :meth:`next_page` once it was fetched (or not)."""

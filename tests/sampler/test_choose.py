@@ -200,3 +200,39 @@ def test_a_wanted_floor_never_exceeds_the_segment():
     )
     per = Counter(p.sitemap for p in _drive(plan, lambda _: {}))
     assert per["tiny.xml"] == 4 and per["a.xml"] == 26
+
+
+def test_a_sample_reads_each_column_once_not_once_a_page(monkeypatch):
+    """A page of the sample is its row read column by column; each column is taken out of
+    the frame once a sample (a column taken out per page was most of choosing's CPU: 0.1
+    ms each, five a page), and the pages are the same as read row by row."""
+    import pandas as pd
+
+    frame = _frame({"a.xml": 300, "b.xml": 40}, undated_every=5)
+    frame["segment"] = frame["sitemap"]
+    taken = []
+    original = pd.DataFrame.__getitem__
+
+    def counting(self, key):
+        taken.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(pd.DataFrame, "__getitem__", counting)
+    small, large = choose_sample(frame, 5, seed=2), None
+    lookups_small = len(taken)
+    taken.clear()
+    large = choose_sample(frame, 60, seed=2)
+    assert len(taken) == lookups_small  # as many lookups for 60 pages as for 5
+    plan = SequentialPlan(frame, 60, seed=2)
+    taken.clear()
+    pages = [plan.next_page({}) for _ in range(3)]
+    assert len(taken) == 0  # the plan took its columns out once, when it was made
+    monkeypatch.undo()
+    rows = frame.reset_index(drop=True)
+    for page in [*small, *large, *(p for p in pages if p is not None)]:
+        row = rows[rows["loc"] == page.loc].iloc[0]
+        lastmod = None if pd.isna(row["lastmod"]) else row["lastmod"].to_pydatetime()
+        precision = None if pd.isna(row["lastmod_precision"]) else row["lastmod_precision"]
+        assert (page.sitemap, page.lastmod, page.lastmod_precision, page.segment) == (
+            row["sitemap"], lastmod, precision, row["segment"],
+        )  # fmt: skip
