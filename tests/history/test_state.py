@@ -207,3 +207,32 @@ def test_a_version_1_state_is_read_without_the_lastmods_as_written():
 def test_a_frame_without_the_lastmods_as_written_is_stored_without_them():
     frame = _site(10)[list(STATE_COLUMNS)]
     assert list(decode_state(encode_state(frame)).columns) == list(STATE_COLUMNS)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["datetime64[us, UTC]", "datetime64[s, UTC]", "datetime64[ns, UTC]", "object"]
+)
+def test_instants_of_a_utc_column_are_read_without_a_conversion(dtype, monkeypatch):
+    """A column already of UTC instants (what the walker makes: microseconds, or seconds
+    when the news dates are all missing) is read as it is; any other goes through
+    pandas' conversion. Both give the same microseconds, NaT as int64's minimum."""
+    from auditor.history.state import _microseconds
+
+    fraction = 0 if dtype.startswith("datetime64[s") else 678_000  # seconds hold none
+    first = datetime(1, 1, 1, tzinfo=UTC)
+    stamps = [datetime(2026, 1, 2, 3, 4, 5, fraction, tzinfo=UTC), None, first]
+    if dtype != "datetime64[ns, UTC]":  # year 1 does not fit nanoseconds
+        column = pd.Series(stamps, dtype=dtype)
+    else:
+        column = pd.Series(stamps[:2], dtype=dtype)
+    expected = [
+        int((s - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+        if s is not None
+        else np.iinfo(np.int64).min
+        for s in stamps[: len(column)]
+    ]
+    converted = []
+    original = pd.to_datetime
+    monkeypatch.setattr(pd, "to_datetime", lambda *a, **k: converted.append(1) or original(*a, **k))
+    assert _microseconds(column).tolist() == expected
+    assert converted == ([1] if dtype == "object" else [])
