@@ -4,6 +4,7 @@ Run by hand, never by pytest:
 
     python3 tests/benchmarks/bench_site_cpu.py --sites 200            # CPU a site, by part
     python3 tests/benchmarks/bench_site_cpu.py --sites 200 --profile 40   # and cProfile's top
+    python3 tests/benchmarks/bench_site_cpu.py --fleet --sites 300 --delay 0.2  # a fleet, by thread
 
 Demo sites (:class:`auditor.demo.site.SimulatedSite`, the behaviours of ``BEHAVIOURS`` in
 turn, 60 pages each) served by a child process (``bench_fleet``'s servers, so their CPU
@@ -16,6 +17,12 @@ a worker serves it), the bundle pickled). Dask's own scheduling is not here. Pri
 CPU seconds a site (``time.process_time``: every thread of this process) of each part,
 the median of ``--rounds`` rounds.
 
+``--fleet``: the same sites as one fleet through the library (:func:`auditor.fleet.audit_fleet`
+on a local cluster of 2 worker processes, ``--concurrency`` in flight, ``--delay``), and the
+CPU a site of the command and of the workers' threads by kind, read from ``/proc`` when the
+fleet is over (the threads that ended meanwhile are the host table line's, one a site, and
+the like).
+
 Touches: the network (loopback), the disk.
 """
 
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pickle
 import pstats
 import statistics
@@ -92,17 +100,80 @@ def _round(origins: list[str], folder: Path, profile: cProfile.Profile | None) -
     return dict(parts)
 
 
+def _threads_cpu() -> dict[str, float]:
+    """On a worker: CPU seconds of its threads by kind, and of the whole process."""
+    import threading
+
+    tick = os.sysconf("SC_CLK_TCK")
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    kinds: dict[str, float] = defaultdict(float)
+    for tid in os.listdir("/proc/self/task"):
+        fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        name = names.get(int(tid), "")
+        kind = (
+            "task threads" if "ThreadPool" in name or "Dask-Default" in name
+            else "event loop" if name == "MainThread"
+            else "other live threads"
+        )  # fmt: skip
+        kinds[kind] += (int(fields[11]) + int(fields[12])) / tick
+    times = os.times()
+    kinds["ended threads"] = times.user + times.system - sum(kinds.values())
+    return dict(kinds)
+
+
+def _fleet(origins: list[str], folder: Path, delay: float, concurrency: int) -> None:
+    """One fleet through the library; the CPU a site by role and thread kind."""
+    from auditor.audit import AuditOptions
+    from auditor.fleet.cluster import local_client
+    from auditor.fleet.engine import audit_fleet
+    from auditor.history import History
+    from auditor.http import PAGE_ACCEPT, HttpOptions
+    from auditor.sampler import SampleOptions
+
+    page_http = HttpOptions(retries=0, accept=PAGE_ACCEPT)
+    options = AuditOptions(
+        sample=SampleOptions(sample=20, delay=delay, sequential=False, http=page_http)
+    )
+    history = History.open(folder / "history.sqlite3")
+    with local_client(concurrency) as client:
+        before = client.run(_threads_cpu)
+        started = os.times()
+        done = sum(1 for _ in audit_fleet(origins, history, options, client=client))
+        ended = os.times()
+        after = client.run(_threads_cpu)
+    history.close()
+    n = len(origins)
+    command = ended.user + ended.system - started.user - started.system
+    print(
+        f"{done} of {n} sites; the command (and the scheduler) {command / n * 1000:.1f} ms a site"
+    )
+    kinds: dict[str, float] = defaultdict(float)
+    for worker, seconds in after.items():
+        for kind, value in seconds.items():
+            kinds[kind] += value - before[worker].get(kind, 0.0)
+    print(f"the workers {sum(kinds.values()) / n * 1000:.1f} ms a site:")
+    for kind, value in sorted(kinds.items(), key=lambda item: -item[1]):
+        print(f"  {kind:20s} {value / n * 1000:6.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sites", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, help="cProfile's top N by own time")
     parser.add_argument("--dump", type=Path, help="cProfile's stats to this file")
+    parser.add_argument("--fleet", action="store_true", help="one fleet, by thread")
+    parser.add_argument("--delay", type=float, default=0.2, help="the fleet's --delay")
+    parser.add_argument("--concurrency", type=int, default=64, help="the fleet's sites in flight")
     args = parser.parse_args()
     _raise_file_limit()
     rounds: list[dict[str, float]] = []
     profile = cProfile.Profile(time.thread_time) if args.profile else None
     with _servers("light", args.sites) as (origins, _logs):
+        if args.fleet:
+            with tempfile.TemporaryDirectory() as folder:
+                _fleet(origins, Path(folder), args.delay, args.concurrency)
+            return
         for _ in range(args.rounds):
             with tempfile.TemporaryDirectory() as folder:
                 rounds.append(_round(origins, Path(folder), profile))
