@@ -15,6 +15,7 @@ Touches: the network, the database, the disk.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -327,8 +328,23 @@ def _needed(words: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``auditor`` console script."""
-    words = sys.argv[1:] if argv is None else list(argv)
+    """Entry point of the ``auditor`` console script (and of ``python -m auditor``).
+
+    Without ``argv`` this is the process's own command line, which ends when it
+    returns: what is left is frozen (``gc.freeze``), so that the interpreter's
+    shutdown does not walk every object of the imports and the walk once more
+    looking for cycles to collect (about 40 ms of a 0.5 s walk of a 50 MB file).
+    Objects are still freed and files flushed as usual; only cyclic garbage is
+    left to the end of the process. Called with ``argv``, it freezes nothing.
+    """
+    try:
+        return _main(sys.argv[1:] if argv is None else list(argv))
+    finally:
+        if argv is None:
+            gc.freeze()
+
+
+def _main(words: list[str]) -> int:
     parser = build_parser(_needed(words))
     args = parser.parse_args(words)
     try:
