@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from operator import add, itemgetter
+from operator import itemgetter
 from typing import TYPE_CHECKING, TextIO
 
 from auditor.models import Extensions, SitemapEntry
@@ -70,6 +70,7 @@ def jsonl_lastmod_part(iso: str | None, precision: str | None, raw: str | None) 
 
 
 _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
+_LINE_START = '{"loc": "'
 _QUOTED_NO_LASTMOD = '"' + _NO_LASTMOD
 
 
@@ -186,10 +187,17 @@ def _plain(texts: list[str | None]) -> bool:
     return len(_quote(joined)) == len(joined) + 2
 
 
-def _plain_xml(texts: list[str]) -> bool:
-    """:func:`_plain` for texts read from XML, which holds no control character but tab,
-    LF and CR: a few ``memchr`` passes instead of the encoder's."""
-    joined = "".join(texts)
+def _joined(texts: list[str | None]) -> str | None:
+    """The texts end to end, None when one of them is None."""
+    try:
+        return "".join(texts)  # type: ignore[arg-type]  # None: TypeError
+    except TypeError:
+        return None
+
+
+def _plain_xml(joined: str) -> bool:
+    """:func:`_plain` for texts read from XML (``joined``: end to end), which hold no
+    control character but tab, LF and CR: a few ``memchr`` passes instead of the encoder's."""
     return not any(c in joined for c in _JSON_ESCAPED_IN_XML)
 
 
@@ -239,8 +247,10 @@ class JsonlLines:
         locs = list(map(_first, batch))
         news = any(map(_third, batch))
         pages = self._pages
-        if not news and kind in _XML_KINDS and pages.mark_all_new(locs, judge.fast_prefixes):
-            return self._new_lines(batch, locs, end, tally, kind)
+        if not news and kind in _XML_KINDS:
+            joined = _joined(locs)  # one copy of the batch's locs for every check of them
+            if joined is not None and pages.mark_all_new(locs, judge.fast_prefixes, joined):
+                return self._new_lines(batch, locs, joined, end, tally, kind)
         lines: list[str] = []
         emit = lines.append
         seen = pages.seen
@@ -279,12 +289,19 @@ class JsonlLines:
         return lines
 
     def _new_lines(
-        self, batch: list[Record], locs: list[str], end: str, tally: Tally, kind: str | None
+        self,
+        batch: list[Record],
+        locs: list[str],
+        joined: str,
+        end: str,
+        tally: Tally,
+        kind: str | None,
     ) -> list[str]:
         """The lines of a batch of new, acceptable locs without news dates: built whole.
 
         No Python step per URL: each distinct new lastmod text is turned into its
-        part of the line once, then the lines are joined in C.
+        part of the line once, then the lines are joined in C, in one copy of the
+        locs (``joined``: the locs end to end, read for the JSON check alone).
         """
         raws = list(map(_second, batch))
         rss = kind == "rss"
@@ -314,10 +331,15 @@ class JsonlLines:
             tally.first_invalid = tally.first_invalid or next(filter(invalid.__contains__, raws))
         tally.records += len(batch)
         tally.emitted += len(batch)
-        quoted = map(parts.__getitem__, raws)
-        if _plain_xml(locs):
-            return ['{"loc": "' + f'{end}{{"loc": "'.join(map(add, locs, quoted)) + end]
-        pairs = zip(map(_quote, locs), quoted, strict=True)
+        if _plain_xml(joined):
+            # '{"loc": "', then per line its loc, its lastmod part and the end with the
+            # next line's start (the last: the end alone), made in one join
+            pieces = [end + _LINE_START] * (3 * len(locs) + 1)
+            pieces[0], pieces[-1] = _LINE_START, end
+            pieces[1::3] = locs
+            pieces[2::3] = map(parts.__getitem__, raws)
+            return ["".join(pieces)]
+        pairs = zip(map(_quote, locs), map(parts.__getitem__, raws), strict=True)
         return [f'{{"loc": {q}{part[1:]}{end}' for q, part in pairs]
 
     def _lastmod_part(self, raw: str, kind: str | None, tally: Tally, parts: dict[str, str]) -> str:

@@ -119,13 +119,16 @@ class Pages:
         tally.emitted += len(entries)
         return entries
 
-    def mark_all_new(self, locs: list[str | None], fast: tuple[str, ...]) -> bool:
+    def mark_all_new(
+        self, locs: list[str | None], fast: tuple[str, ...], joined: str | None = None
+    ) -> bool:
         """Mark a batch's locs seen at once, when each is new and on one fast prefix.
 
         The common case, checked with a few C-level passes over the batch instead
         of a test per URL: every loc is a string on the same allowed prefix (true
         of all when true of the least and the greatest), none repeats within the
         batch and none was seen before. Otherwise nothing is marked: False.
+        ``joined`` is the locs end to end, when the caller has made it already.
         """
         if not fast or not locs or not all(locs):  # a record without a loc (None or "")
             return False
@@ -133,7 +136,9 @@ class Pages:
         least, greatest = min(present), max(present)
         if not any(least.startswith(p) and greatest.startswith(p) for p in fast):
             return False
-        if "%" in "".join(present):  # a percent-escape: deduplicated by its key, one by one
+        if joined is None:
+            joined = "".join(present)
+        if "%" in joined:  # a percent-escape: deduplicated by its key, one by one
             return False
         hashes = set(map(hash, locs))
         return len(hashes) == len(locs) and self.seen.add_all_new(hashes)
