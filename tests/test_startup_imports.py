@@ -185,3 +185,22 @@ def test_walking_a_site_loads_the_http_stack_and_nothing_heavier(tmp_path):
     extra = _third_party(loaded) - _baseline(tmp_path, "import requests")
     assert sorted(extra) == [], f"auditor walk URL loads {sorted(extra)} beyond requests"
     assert sorted(_third_party(loaded).intersection(HEAVY)) == ["requests", "urllib3"]
+
+
+#: What a walk of a local XML urlset to JSONL does not use, so does not import: RFC 822
+#: dates (an RSS feed's pubDate, HTTP date headers: the ``email`` package, which loads
+#: ``socket`` too) and the CSV writer (``--format csv``).
+NOT_FOR_A_PLAIN_WALK = ("email", "email.utils", "socket", "csv")
+
+
+def test_walking_a_plain_local_urlset_loads_no_rfc822_dates_nor_csv(tmp_path):
+    sitemap = _small_sitemap(tmp_path, 20)
+    loaded, stdout = _loaded(tmp_path, "walk", str(sitemap), "--format", "jsonl")
+    assert len(stdout.splitlines()) == 20  # the walk read every URL
+    assert "auditor.walker.dates" in loaded
+    before = set(_loaded(tmp_path, code=_BARE)[0])
+    extra = sorted(m for m in NOT_FOR_A_PLAIN_WALK if m in loaded and m not in before)
+    assert extra == [], f"auditor walk FILE loads {extra}"
+
+
+_BARE = "import json, sys\njson.dump(sorted(sys.modules), open(sys.argv[1], 'w'))"

@@ -12,7 +12,6 @@ Touches: nothing.
 
 from __future__ import annotations
 
-import email.utils
 import re
 
 __all__ = ["MAX_VALIDATOR_LENGTH", "conditional_headers"]
@@ -45,6 +44,8 @@ def _plain(value: str | None) -> str | None:
 
 
 def _is_http_date(value: str) -> bool:
+    import email.utils  # here: a walk without a stored Last-Modified never loads email
+
     try:
         return email.utils.parsedate_to_datetime(value) is not None
     except (TypeError, ValueError, IndexError):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
-from email.utils import parsedate_to_datetime
 from typing import NamedTuple
 
 __all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "utc_iso", "w3c_text"]
@@ -267,6 +266,8 @@ def parse_rfc822(text: str) -> ParsedDate | None:
     text = text.strip()
     if not _RFC822_ZONE.search(text):
         return None
+    from email.utils import parsedate_to_datetime  # here: only feeds have RFC 822 dates
+
     try:
         value = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):

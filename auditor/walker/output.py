@@ -8,7 +8,6 @@ Touches: nothing.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable
 from typing import TextIO
@@ -48,6 +47,8 @@ def write_csv(entries: Iterable[SitemapEntry], out: TextIO, *, extensions: bool 
     (:data:`CSV_EXTENSION_COLUMNS`) are written when asked for (``extensions``), not
     found: without them the output is what it always was.
     """
+    import csv  # here: a JSONL walk never loads it
+
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS + CSV_EXTENSION_COLUMNS if extensions else CSV_COLUMNS)
     count = 0
