@@ -172,6 +172,13 @@ def w3c_text(text: str) -> tuple[str, str] | None:
         return (day + "T00:00:00+00:00", "day") if day else None
     if size < 17 or text[10] != "T" or text[13] != ":" or not text.isascii():
         return _w3c_text_other(text)
+    if (size == 25 and text[19:] == "+00:00") or (size == 20 and text[19] == "Z"):
+        # UTC to the second (the commonest stamps): once checked, its own text
+        day = _DAYS.get(text[:10])
+        if day is None:
+            day = _day(text[:10])
+        if day and text[11:16] in _CLOCK and text[16] == ":" and text[17:19] in _SIXTY:
+            return (text if size == 25 else text[:19] + "+00:00"), "second"
     if text[-1] == "Z":
         shift, clock = 0, text[11:-1]
     else:
