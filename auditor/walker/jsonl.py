@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, TextIO
 
 from auditor.models import Extensions, SitemapEntry
@@ -245,12 +246,12 @@ class JsonlLines:
         """
         end = jsonl_sitemap_end(sitemap)
         locs = list(map(_first, batch))
-        news = any(map(_third, batch))
         pages = self._pages
-        if not news and kind in _XML_KINDS:
+        if kind in _XML_KINDS:
             joined = _joined(locs)  # one copy of the batch's locs for every check of them
             if joined is not None and pages.mark_all_new(locs, judge.fast_prefixes, joined):
-                return self._new_lines(batch, locs, joined, end, tally, kind)
+                ends = self._ends(batch, sitemap, end)
+                return self._new_lines(batch, locs, joined, end, ends, tally, kind)
         lines: list[str] = []
         emit = lines.append
         seen = pages.seen
@@ -288,20 +289,35 @@ class JsonlLines:
         tally.emitted += len(lines)
         return lines
 
+    def _ends(self, batch: list[Record], sitemap: str, end: str) -> list[str] | None:
+        """The end of each record's line when some record of ``batch`` has a news date or
+        extensions (theirs: their keys, then the newline); None when none has."""
+        thirds = list(map(_third, batch))
+        if not any(thirds):
+            return None
+        extras = self._pages.extras
+        ends = [end] * len(batch)
+        for i in compress(range(len(thirds)), thirds):
+            ends[i] = jsonl_sitemap_end(sitemap, *extras(thirds[i]))
+        return ends
+
     def _new_lines(
         self,
         batch: list[Record],
         locs: list[str],
         joined: str,
         end: str,
+        ends: list[str] | None,
         tally: Tally,
         kind: str | None,
     ) -> list[str]:
-        """The lines of a batch of new, acceptable locs without news dates: built whole.
+        """The lines of a batch of new, acceptable locs: built whole.
 
         No Python step per URL: each distinct new lastmod text is turned into its
         part of the line once, then the lines are joined in C, in one copy of the
         locs (``joined``: the locs end to end, read for the JSON check alone).
+        ``ends`` is each line's end when some differ (news dates, extensions), else
+        None: every line ends with ``end``.
         """
         raws = list(map(_second, batch))
         rss = kind == "rss"
@@ -338,9 +354,14 @@ class JsonlLines:
             pieces[0], pieces[-1] = _LINE_START, end
             pieces[1::3] = locs
             pieces[2::3] = map(parts.__getitem__, raws)
+            if ends is not None:
+                pieces[3::3] = map(add, ends, repeat(_LINE_START))
+                pieces[-1] = ends[-1]
             return ["".join(pieces)]
-        pairs = zip(map(_quote, locs), map(parts.__getitem__, raws), strict=True)
-        return [f'{{"loc": {q}{part[1:]}{end}' for q, part in pairs]
+        triples = zip(
+            map(_quote, locs), map(parts.__getitem__, raws), ends or [end] * len(locs), strict=True
+        )
+        return [f'{{"loc": {q}{part[1:]}{line_end}' for q, part, line_end in triples]
 
     def _lastmod_part(self, raw: str, kind: str | None, tally: Tally, parts: dict[str, str]) -> str:
         """A lastmod's JSONL keys on a cache miss, remembered (bounded); an invalid one counted."""

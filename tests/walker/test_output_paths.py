@@ -191,3 +191,64 @@ def test_generated_sitemaps_as_local_files_write_the_same_bytes(tmp_path, sitema
     path.write_bytes(render(*sitemap, "https://example.com"))
     reference, fast = both_ways(str(path))
     assert fast == reference
+
+
+# -- extensions: image, video, hreflang and news records among plain ones ----------------------
+
+_EXTENSION_NS = (
+    'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
+    'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
+    'xmlns:xhtml="http://www.w3.org/1999/xhtml" '
+    f'xmlns:news="{NEWS_NS}"'
+)
+
+
+def _extension_record(origin: str, i: int) -> str:
+    """One record; every third has an image, every fifth hreflang links, every seventh a
+    video, every eleventh a news date (valid or not); from 1,000 to 2,000 every thirteenth
+    loc has a quote (JSON escapes it)."""
+    quoted = i % 13 == 0 and 1_000 <= i < 2_000
+    loc = f"{origin}/p/{i}" + ('?q="x"&amp;a=1' if quoted else "")
+    parts = [f"<url><loc>{loc}</loc>"]
+    if i % 4:
+        parts.append(
+            f"<lastmod>2024-0{i % 9 + 1}-1{i % 10}T0{i % 10}:1{i % 6}:00+0{i % 3}:00</lastmod>"
+        )
+    if i % 3 == 0:
+        parts.append(f"<image:image><image:loc>{origin}/i/{i}.jpg</image:loc></image:image>")
+    if i % 5 == 0:
+        parts.append(
+            f'<xhtml:link rel="alternate" hreflang="de" href="{origin}/de/p/{i}"/>'
+            f'<xhtml:link rel="alternate" hreflang="fr" href="{origin}/fr/p/{i}"/>'
+        )
+    if i % 7 == 0:
+        parts.append(
+            "<video:video><video:title>t</video:title>"
+            f"<video:content_loc>{origin}/v/{i}.mp4</video:content_loc></video:video>"
+        )
+    if i % 11 == 0:
+        stamp = "2024-03-15T10:22:33Z" if i % 22 else "not a date"
+        parts.append(
+            f"<news:news><news:publication_date>{stamp}</news:publication_date></news:news>"
+        )
+    return "".join(parts) + "</url>\n"
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+def test_records_with_extensions_among_plain_ones_write_the_same_bytes(generated_server, repeat):
+    """Batches whose records mix extensions, news dates and plain ones (a repeated loc or
+    none), over loopback: the batch path and the reference write the same lines."""
+    server, bodies = generated_server
+    records = [_extension_record(server.origin, i) for i in range(3_000)]
+    if repeat:
+        records.insert(2_000, records[10])
+    body = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" {_EXTENSION_NS}>'
+    bodies["a.xml"] = (body + "".join(records) + "</urlset>").encode()
+    bodies["b.xml"] = bodies["c.xml"] = (
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>'
+    )
+    reference, fast = both_ways(server.url("/index.xml"))
+    assert fast == reference
+    text = reference[0]
+    for key in ("image_count", "hreflang_count", "video_count", "news_publication_date"):
+        assert f'"{key}"' in text
