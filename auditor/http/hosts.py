@@ -28,6 +28,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 __all__ = [
     "DEFAULT_PORTS",
     "canonical_host",
+    "escapes",
     "host_key",
     "origin",
     "origin_parts",
@@ -105,16 +106,16 @@ def url_key(url: str) -> str:
     try:
         parts = urlsplit(url)
         if not parts.netloc:
-            return _escapes(url)
+            return escapes(url)
         scheme, host, port = origin_parts(url)
     except ValueError:
         return url
     netloc = _netloc(host, port, scheme)
     if "@" in parts.netloc:
-        netloc = _escapes(parts.netloc.rsplit("@", 1)[0]) + "@" + netloc
+        netloc = escapes(parts.netloc.rsplit("@", 1)[0]) + "@" + netloc
     return urlunsplit(
         SplitResult(
-            scheme, netloc, _escapes(parts.path), _escapes(parts.query), _escapes(parts.fragment)
+            scheme, netloc, escapes(parts.path), escapes(parts.query), escapes(parts.fragment)
         )
     )
 
@@ -141,8 +142,9 @@ def _netloc(host: str, port: int | None, scheme: str) -> str:
     return shown if port is None or port == DEFAULT_PORTS.get(scheme) else f"{shown}:{port}"
 
 
-def _escapes(text: str) -> str:
-    """Percent-escapes in upper case, and those of unreserved characters decoded."""
+def escapes(text: str) -> str:
+    """Percent-escapes in upper case, and those of unreserved characters decoded (RFC
+    3986 6.2.2.1-2): what :func:`url_key` does to each part after the host."""
     if "%" not in text:
         return text
     return _ESCAPE.sub(_escape, text)

@@ -35,7 +35,8 @@ def dedup_keys(locs: list[str | None], fast: tuple[str, ...]) -> list[int]:
 
     The common loc is its own key, told without parsing it: no ``%`` and on one of the
     ``fast`` prefixes (the file's allowed origins, already in their one spelling), or,
-    without such prefixes (a local file), a scheme and host already in theirs.
+    without such prefixes (a local file), a scheme and host already in theirs. A loc
+    with escapes on a fast prefix is keyed by its escapes alone (a wiki's every URL).
     """
     if fast:
         present = list(filter(None, locs))
@@ -45,7 +46,9 @@ def dedup_keys(locs: list[str | None], fast: tuple[str, ...]) -> list[int]:
                 keys = [key if loc else 0 for key, loc in zip(keys, locs, strict=True)]
             return keys
         return [
-            hash(loc) if loc and loc.startswith(fast) and "%" not in loc else _slow_key(loc)
+            (hash(loc) if "%" not in loc else _escaped_key(loc))
+            if loc and loc.startswith(fast)
+            else _slow_key(loc)
             for loc in locs
         ]
     return [
@@ -60,6 +63,18 @@ def _one_prefix(locs: list[str], fast: tuple[str, ...]) -> bool:
     shares it too), at C speed."""
     least, greatest = min(locs), max(locs)
     return any(least.startswith(p) and greatest.startswith(p) for p in fast)
+
+
+def _escaped_key(loc: str) -> int:
+    """The key of a loc with escapes on a fast prefix: ``url_key`` leaves its scheme and
+    host as they are and only rewrites its escapes, the same in the path, the query and
+    the fragment. It is parsed after all where ``url_key`` would also drop or remove
+    something (an empty query or fragment, a tab or a line break)."""
+    if loc.endswith(("?", "#")) or "?#" in loc or not loc.isprintable():
+        return _slow_key(loc)
+    from auditor.http.hosts import escapes
+
+    return hash(escapes(loc))
 
 
 def _slow_key(loc: str | None) -> int:

@@ -6,8 +6,13 @@ from __future__ import annotations
 import io
 import json
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from auditor.http.hosts import url_key
 from auditor.walker import Walk
 from auditor.walker.jsonl import write_walk_jsonl
+from auditor.walker.seen import dedup_keys
 from tests.loopback import send
 
 
@@ -78,3 +83,34 @@ def test_host_spellings_of_one_origin_are_one_url(serve):
     assert [e.loc for e in walk] == [f"{server.origin}/x"]
     codes = sorted(p.code for p in walk.problems)
     assert codes == ["cross-host", "duplicate-url"]  # [::1] is another host than 127.0.0.1
+
+
+# -- the key of an escaped loc on the file's own origin, without parsing it ------------------
+
+_FAST = ("https://example.com/", "http://127.0.0.1:8080/")
+_PIECES = ["a", "Z", "~", "%7e", "%7E", "%c3%a9", "%C3%A9", "%2f", "%41", "%", "%g1", "%4",
+           "?", "#", "?#", "&", "=", "/", "\t", "\n", " ", "é", "."]  # fmt: skip
+
+
+@given(st.sampled_from(_FAST), st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12))
+def test_an_escaped_loc_on_a_fast_prefix_has_the_key_of_its_url_key(prefix, pieces):
+    loc = prefix + "%" + "".join(pieces)  # an escape or a lone %: the loc is keyed by escapes
+    assert dedup_keys([loc], _FAST) == [hash(url_key(loc))]
+    assert dedup_keys([loc, None], _FAST) == [hash(url_key(loc)), 0]
+
+
+def test_an_escaped_loc_on_a_fast_prefix_is_keyed_without_parsing_it(monkeypatch):
+    """``Caf%C3%A9``-style paths (a wiki's every URL) cost a regular expression, not a
+    URL parse each."""
+    import auditor.http.hosts
+
+    def parse(url: str) -> str:
+        raise AssertionError(f"parsed {url}")
+
+    monkeypatch.setattr(auditor.http.hosts, "url_key", parse)
+    locs = ["https://example.com/wiki/Caf%c3%a9_1", "https://example.com/wiki/Caf%C3%A9_1?a=%7e"]
+    keys = dedup_keys(locs, _FAST)
+    assert keys == [
+        hash("https://example.com/wiki/Caf%C3%A9_1"),
+        hash("https://example.com/wiki/Caf%C3%A9_1?a=~"),
+    ]
