@@ -127,7 +127,8 @@ class Pages:
         The common case, checked with a few C-level passes over the batch instead
         of a test per URL: every loc is a string on the same allowed prefix (true
         of all when true of the least and the greatest), none repeats within the
-        batch and none was seen before. Otherwise nothing is marked: False.
+        batch (by its key: :func:`~auditor.walker.seen.dedup_keys`) and none was
+        seen before. Otherwise nothing is marked: False.
         ``joined`` is the locs end to end, when the caller has made it already.
         """
         if not fast or not locs or not all(locs):  # a record without a loc (None or "")
@@ -138,9 +139,8 @@ class Pages:
             return False
         if joined is None:
             joined = "".join(present)
-        if "%" in joined:  # a percent-escape: deduplicated by its key, one by one
-            return False
-        hashes = set(map(hash, locs))
+        # a percent-escape: each loc is deduplicated by its key (its escapes normalised)
+        hashes = set(dedup_keys(locs, fast) if "%" in joined else map(hash, locs))
         return len(hashes) == len(locs) and self.seen.add_all_new(hashes)
 
     def entry(

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import io
 import json
+import string
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.http.hosts import url_key
+from auditor.http.hosts import escapes, url_key
 from auditor.walker import Walk
 from auditor.walker.jsonl import write_walk_jsonl
+from auditor.walker.pages import Pages
 from auditor.walker.seen import dedup_keys
 from tests.loopback import send
 
@@ -89,6 +91,7 @@ def test_host_spellings_of_one_origin_are_one_url(serve):
 
 _FAST = ("https://example.com/", "http://127.0.0.1:8080/")
 _PIECES = ["a", "Z", "~", "%7e", "%7E", "%c3%a9", "%C3%A9", "%2f", "%41", "%", "%g1", "%4",
+           "%2D", "%2e", "%5F", "%5B", "%30", "%3A", "%7A", "%7B", "%60", "%E2%80%93",
            "?", "#", "?#", "&", "=", "/", "\t", "\n", " ", "é", "."]  # fmt: skip
 
 
@@ -114,3 +117,26 @@ def test_an_escaped_loc_on_a_fast_prefix_is_keyed_without_parsing_it(monkeypatch
         hash("https://example.com/wiki/Caf%C3%A9_1"),
         hash("https://example.com/wiki/Caf%C3%A9_1?a=~"),
     ]
+
+
+def test_a_batch_of_new_escaped_locs_is_marked_at_once_by_their_keys():
+    pages = Pages()
+    first = ["https://example.com/wiki/Caf%C3%A9_1", "https://example.com/wiki/Caf%c3%a9_2"]
+    assert pages.mark_all_new(first, _FAST)  # the batch path, not URL by URL
+    assert len(pages.seen) == 2
+    again = ["https://example.com/wiki/Caf%c3%a9_1", "https://example.com/wiki/other"]
+    assert not pages.mark_all_new(again, _FAST)  # one spelling of a URL seen before
+    twice = ["https://example.com/a~b", "https://example.com/a%7Eb", "https://example.com/c"]
+    assert not pages.mark_all_new(twice, _FAST)  # one URL twice in the batch
+    assert len(pages.seen) == 2  # nothing marked by a batch that is not all new
+
+
+def test_escapes_rewrites_exactly_the_escapes_that_are_not_canonical():
+    """Every escape ``%XY``: kept when upper case and not an unreserved byte, else
+    rewritten (told by one search; the rewrite itself, one escape at a time)."""
+    unreserved = {ord(c) for c in string.ascii_letters + string.digits + "-._~"}
+    for byte in range(256):
+        upper, lower = f"{byte:02X}", f"{byte:02x}"
+        for text in {upper, lower, upper[0] + lower[1], lower[0] + upper[1]}:
+            expected = chr(byte) if byte in unreserved else f"%{upper}"
+            assert escapes(f"/a%{text}b") == f"/a{expected}b", text
