@@ -232,6 +232,10 @@ def _print_result(result: AuditResult, as_json: bool) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
+    if args.cluster is None and _fleet_coming(args):  # its workers' imports meanwhile
+        from auditor.fleet.forkserver import start_worker_server
+
+        start_worker_server()
     from auditor.audit import audit_site
     from auditor.fleet.engine import with_proxy
     from auditor.history import History
@@ -255,6 +259,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     result = replace(result, report=str(path))
     _print_result(result, args.json)
     return EXIT_OK if result.inventory.get("sitemaps", 0) else EXIT_FAILED
+
+
+def _fleet_coming(args: argparse.Namespace) -> bool:
+    """True when the command line alone says the sites run as a fleet (before the crawl
+    list is read): a crawl list, several sites, or fleet options (see :func:`is_fleet`)."""
+    return bool(args.sites) or len(args.site) > 1 or is_fleet(args, 1)
 
 
 def _settled(found: CrawlList, options: AuditOptions) -> str:

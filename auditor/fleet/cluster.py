@@ -67,27 +67,34 @@ CLOSE_GRACE = 5.0
 @contextmanager
 def local_client(concurrency: int, *, close_timeout: float = CLOSE_TIMEOUT) -> Iterator[Client]:
     """A client of a new local cluster on 127.0.0.1: one worker process per core (no
-    more than ``concurrency``), threads enough for ``concurrency`` sites; closed after,
-    within about ``close_timeout`` seconds (then its workers are killed: :func:`close_local`)."""
+    more than ``concurrency``), threads enough for ``concurrency`` sites, each forked
+    with its imports done (:mod:`auditor.fleet.forkserver`); closed after, within about
+    ``close_timeout`` seconds (then its workers are killed: :func:`close_local`)."""
     import dask
     from distributed import Client, LocalCluster
 
+    from auditor.fleet.forkserver import METHOD, start_worker_server
+
+    start_worker_server()  # (started already, if the command knew a fleet was coming)
     workers = max(1, min(os.cpu_count() or 1, concurrency))
-    with _workers_ignore_ctrl_c(), dask.config.set(LOCAL_WORKER_CONFIG):
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=math.ceil(concurrency / workers),
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # a free port: 8787 may be taken (another cluster)
-            silence_logs=logging.CRITICAL,
-        )
-    client: Client | None = None
-    try:
-        client = Client(cluster)
-        yield client
-    finally:
-        close_local(client, cluster, close_timeout)
+    # forked from the server for the cluster's life: a worker started again is too
+    with dask.config.set({"distributed.worker.multiprocessing-method": METHOD}):
+        with _workers_ignore_ctrl_c(), dask.config.set(LOCAL_WORKER_CONFIG):
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=math.ceil(concurrency / workers),
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # a free port: 8787 may be another's
+                silence_logs=logging.CRITICAL,
+                env=dict(os.environ),  # as it is now, not as the server's start saw it
+            )
+        client: Client | None = None
+        try:
+            client = Client(cluster)
+            yield client
+        finally:
+            close_local(client, cluster, close_timeout)
 
 
 def close_local(
