@@ -41,10 +41,10 @@ from auditor.history.backend import RECONNECT_SECONDS
 from auditor.words import counted
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from auditor.audit import AuditOptions
-    from auditor.fleet import CrawlList, SiteFailure
+    from auditor.fleet import CrawlList, FleetProgress, SiteFailure
     from auditor.fleet.reports import ReportWriter
     from auditor.history import History
     from auditor.history.fleets import FleetPlan
@@ -168,7 +168,7 @@ def run_fleet(
     (:class:`ReportWriter`) while the fleet goes on. Only what the summary needs of each
     site is kept, so a long crawl list costs no memory here."""
     from auditor.fleet import audit_fleet
-    from auditor.fleet.reports import ReportWriter
+    from auditor.fleet.reports import DRAWING_NICENESS, ReportWriter, reports_coming
     from auditor.fleet.security import client_security
 
     security = client_security(  # a usage error before the fleet is planned
@@ -183,14 +183,18 @@ def run_fleet(
     from auditor.cli.summary import Tally, summary
 
     display = fleet_display(len(found), args)
+    small = _all_in_flight(args, found)  # its results all come at its end
     outcomes: list[Any] = []  # what the summary reads of each site done
     status, stopped = EXIT_OK, None
     out = Path(args.out)
     with (
         _dask_logs(getattr(args, "verbose", 0)),
         _connected(args.cluster, security) as client,
-        ReportWriter(history, out) as reports,
+        ReportWriter(history, out, niceness=0 if small else DRAWING_NICENESS) as reports,
     ):
+        shown: Callable[[FleetProgress], None] = display.show
+        if small and reports_coming(args.reports, found.sites, history):
+            shown = _starting(reports, display.show)
         with _signals() as stops:
             fleet = audit_fleet(
                 found,
@@ -199,7 +203,7 @@ def run_fleet(
                 concurrency=args.concurrency,
                 client=client,
                 site_timeout=args.site_timeout,
-                on_progress=display.show,
+                on_progress=shown,
                 fleet=None if plan is None else plan.fleet_id,
             )
             try:
@@ -234,6 +238,33 @@ def run_fleet(
     if status == EXIT_OK and tally.failed:
         status = EXIT_FAILED
     return status
+
+
+def _all_in_flight(args: argparse.Namespace, found: CrawlList) -> bool:
+    """True for a small fleet: every site in flight at once (on a local cluster, or with
+    ``--concurrency`` as large), so its results all come at its end. Its report pool
+    then draws at the fleet's priority, and starts with the fleet when it will draw
+    (:mod:`auditor.fleet.reports`)."""
+    slots = args.concurrency or (default_concurrency() if args.cluster is None else 0)
+    return len(found) <= slots
+
+
+def _starting(
+    reports: ReportWriter, show: Callable[[FleetProgress], None]
+) -> Callable[[FleetProgress], None]:
+    """``show``, that also starts ``reports``' pool once the fleet's first sites are
+    sent: its imports (seconds) then overlap the sites' politeness, neither the
+    cluster's start nor, after the last site, the drawing."""
+    started = False
+
+    def shown(progress: FleetProgress) -> None:
+        nonlocal started
+        show(progress)
+        if not started and progress.sent:
+            started = True
+            reports.start()
+
+    return shown
 
 
 def _planned(args: argparse.Namespace, found: CrawlList, history: History) -> FleetPlan | None:

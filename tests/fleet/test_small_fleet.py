@@ -1,6 +1,7 @@
 """A small fleet's fixed cost is paid once: the local cluster's workers are forked with
 the audit's modules imported (once, by the server they are forked from), the same
-workers audit every site, and the command starts that server before its own imports."""
+workers audit every site, the command starts that server before its own imports, and a
+small first fleet starts its report pool before its sites end."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from auditor.audit import AuditOptions
+from auditor.cli import main
 from auditor.demo.server import SiteServer
 from auditor.fleet import audit_fleet
 from auditor.fleet.forkserver import WORKER_MODULES
+from auditor.fleet.reports import DRAWING_NICENESS, ReportWriter
 from auditor.history import History
 from auditor.sampler import SampleOptions
 from auditor.scorer.result import AuditResult
@@ -68,6 +71,7 @@ def started():
     print("audit imported:", "auditor.audit" in sys.modules, flush=True)
     raise SystemExit(0)
 forkserver.start_worker_server = started
+from auditor.cli import main
 main(sys.argv[1:])
 print("no worker server", flush=True)
 """
@@ -94,3 +98,42 @@ def test_a_local_fleet_starts_its_workers_server_before_its_own_imports(tmp_path
         env={**os.environ, "PYTHONPATH": PROJECT},
     )
     assert said in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+def test_a_small_first_fleet_starts_its_report_pool_first_at_its_own_priority(
+    origins, tmp_path, monkeypatch, capsys
+):
+    """Its results all come at its end, with no audit left to make way for: a pool
+    started with the first report would spend its imports after them, and drawers at
+    nice +10 wait behind the machine's other work. A fleet larger than its sites in
+    flight, or one that will draw no report, starts the pool with its first report and
+    draws at nice +10, as before."""
+    events: list[tuple[str, int]] = []
+    start, add = ReportWriter.start, ReportWriter.add
+
+    def niceness(writer: ReportWriter) -> int:  # (a pool at nice +10 before it could be set)
+        return int(getattr(writer, "niceness", DRAWING_NICENESS))
+
+    monkeypatch.setattr(
+        ReportWriter, "start", lambda self: (events.append(("start", niceness(self))), start(self))
+    )
+    monkeypatch.setattr(
+        ReportWriter,
+        "add",
+        lambda self, site: (events.append(("add", niceness(self))), add(self, site)),
+    )
+    monkeypatch.chdir(tmp_path)
+    fleet = ["audit", *origins, "--db", "h.sqlite3", "--delay", "0.02", "--sample", "4"]
+
+    assert main(fleet) == 0  # a first fleet: every verdict is new, every report drawn
+    assert events == [("start", 0)] + [("add", 0)] * len(origins)
+    events.clear()
+    assert main([*fleet, "--reports", "all"]) == 0
+    assert events == [("start", 0)] + [("add", 0)] * len(origins)
+    events.clear()
+    assert main([*fleet, "--reports", "changed"]) == 0  # no site is new: none expected
+    assert ("start", 0) not in events
+    events.clear()
+    assert main([*fleet, "--reports", "all", "--concurrency", "3"]) == 0  # not all at once
+    assert events == [("add", DRAWING_NICENESS)] * len(origins)
+    capsys.readouterr()
