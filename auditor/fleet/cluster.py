@@ -89,6 +89,7 @@ def local_client(concurrency: int, *, close_timeout: float = CLOSE_TIMEOUT) -> I
                 silence_logs=logging.CRITICAL,
                 env=dict(os.environ),  # as it is now, not as the server's start saw it
             )
+        start_worker_server()  # Dask set its own preload list: ours, if it starts again
         client: Client | None = None
         try:
             client = Client(cluster)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,8 +62,19 @@ def start_worker_server() -> None:
     :data:`WORKER_MODULES`, unless it runs already (this returns at once: the imports
     go on in that process). Call it as early as a local fleet is known to come."""
     multiprocessing.get_context(METHOD).set_forkserver_preload(list(WORKER_MODULES))
-    with _ctrl_c_ignored(), _environ(_pre_spawn_environ()):
+    with _ctrl_c_ignored(), _environ({**_pre_spawn_environ(), **_search_path()}):
         forkserver.ensure_running()
+
+
+def _search_path() -> dict[str, str]:
+    """``PYTHONPATH`` with this process's module search path first: the server is a new
+    interpreter in this process's current directory, and Python 3.11's forkserver drops
+    the ``sys.path`` it is given, so a package found here through a directory that is
+    not its (a checkout run from its root, then ``chdir``) would not be imported there,
+    and every worker would import it again after all."""
+    here = [entry for entry in sys.path if entry and os.path.isdir(entry)]
+    given = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": os.pathsep.join([*here, given] if given else here)}
 
 
 def _pre_spawn_environ() -> dict[str, str]:

@@ -261,12 +261,14 @@ def shared_hosts(tmp_path, monkeypatch) -> Iterator[tuple[list[SlowServer], Path
 
 
 def _worker_processes(owner: int, count: int, timeout: float = 60) -> list[int]:
-    """The pids of the ``count`` Dask worker processes the fleet ``owner`` started: its
-    children holding a lock on a worker's scratch directory (not its other children, a
-    pool of its own)."""
+    """The pids of the ``count`` Dask worker processes the fleet ``owner`` started: those
+    of its children and grandchildren (forked by its forkserver) holding a lock on a
+    worker's scratch directory (not its other children, a pool of its own)."""
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
-        found = [pid for pid in _children_of(owner) if _is_dask_worker(pid)]
+        children = _children_of(owner)
+        below = children + [pid for child in children for pid in _children_of(child)]
+        found = [pid for pid in below if _is_dask_worker(pid)]
         if len(found) == count:
             return found
         time.sleep(0.2)
