@@ -168,7 +168,12 @@ def run_fleet(
     (:class:`ReportWriter`) while the fleet goes on. Only what the summary needs of each
     site is kept, so a long crawl list costs no memory here."""
     from auditor.fleet import audit_fleet
-    from auditor.fleet.reports import DRAWING_NICENESS, ReportWriter, reports_coming
+    from auditor.fleet.reports import (
+        DRAWING_NICENESS,
+        ReportWriter,
+        reports_coming,
+        started_with_first_sent,
+    )
     from auditor.fleet.security import client_security
 
     security = client_security(  # a usage error before the fleet is planned
@@ -194,7 +199,7 @@ def run_fleet(
     ):
         shown: Callable[[FleetProgress], None] = display.show
         if small and reports_coming(args.reports, found.sites, history):
-            shown = _starting(reports, display.show)
+            shown = started_with_first_sent(reports, display.show)
         with _signals() as stops:
             fleet = audit_fleet(
                 found,
@@ -247,24 +252,6 @@ def _all_in_flight(args: argparse.Namespace, found: CrawlList) -> bool:
     (:mod:`auditor.fleet.reports`)."""
     slots = args.concurrency or (default_concurrency() if args.cluster is None else 0)
     return len(found) <= slots
-
-
-def _starting(
-    reports: ReportWriter, show: Callable[[FleetProgress], None]
-) -> Callable[[FleetProgress], None]:
-    """``show``, that also starts ``reports``' pool once the fleet's first sites are
-    sent: its imports (seconds) then overlap the sites' politeness, neither the
-    cluster's start nor, after the last site, the drawing."""
-    started = False
-
-    def shown(progress: FleetProgress) -> None:
-        nonlocal started
-        show(progress)
-        if not started and progress.sent:
-            started = True
-            reports.start()
-
-    return shown
 
 
 def _planned(args: argparse.Namespace, found: CrawlList, history: History) -> FleetPlan | None:

@@ -55,6 +55,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from auditor.fleet import FleetProgress
     from auditor.history import History
     from auditor.report import ReportData
 
@@ -66,6 +67,7 @@ __all__ = [
     "ReportWriter",
     "draw_report",
     "reports_coming",
+    "started_with_first_sent",
 ]
 
 log = logging.getLogger(__name__)
@@ -235,6 +237,24 @@ def reports_coming(policy: str, sites: Iterable[str], history: History) -> bool:
     if policy == "none":
         return False
     return policy == "all" or any(history.latest_run(site) is None for site in sites)
+
+
+def started_with_first_sent(
+    reports: ReportWriter, show: Callable[[FleetProgress], None]
+) -> Callable[[FleetProgress], None]:
+    """``show`` (a fleet's ``on_progress``), that also starts ``reports``' pool once the
+    fleet's first sites are sent: the pool's imports (seconds) then overlap the sites'
+    politeness, neither the cluster's start nor, after the last site, the drawing."""
+    started = False
+
+    def shown(progress: FleetProgress) -> None:
+        nonlocal started
+        show(progress)
+        if not started and progress.sent:
+            started = True
+            reports.start()
+
+    return shown
 
 
 def _lower_priority(niceness: int) -> None:
