@@ -13,7 +13,7 @@ deduplication and the history treat them all as one through these functions:
 - :func:`url_key`: the key two spellings of one URL share (RFC 3986, 6.2.2.1 and
   6.2.2.2: scheme and host case, percent-encoding case, unreserved characters
   decoded) and nothing more: no path case folding, no trailing-slash games, no query
-  reordering, no dot-segment removal.
+  reordering, no dot-segment removal, no empty query or fragment dropped (6.2.3).
 
 Touches: nothing.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import lru_cache
-from urllib.parse import SplitResult, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "DEFAULT_PORTS",
@@ -118,11 +118,15 @@ def url_key(url: str) -> str:
     netloc = _netloc(host, port, scheme)
     if "@" in parts.netloc:
         netloc = escapes(parts.netloc.rsplit("@", 1)[0]) + "@" + netloc
-    return urlunsplit(
-        SplitResult(
-            scheme, netloc, escapes(parts.path), escapes(parts.query), escapes(parts.fragment)
-        )
-    )
+    key = f"{scheme}://{netloc}{escapes(parts.path)}"
+    # an empty query or fragment keeps its delimiter (RFC 3986 6.2.3: /a? is not /a),
+    # which urlunsplit would drop
+    before_fragment, hashed, _ = url.partition("#")
+    if parts.query or "?" in before_fragment:
+        key += "?" + escapes(parts.query)
+    if parts.fragment or hashed:
+        key += "#" + escapes(parts.fragment)
+    return key
 
 
 def request_url(url: str) -> str:

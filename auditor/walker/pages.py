@@ -24,7 +24,7 @@ from auditor.walker.dates import ParsedDate, parse_rfc822, parse_w3c
 from auditor.walker.extensions import Extensions, RecordExtras
 from auditor.walker.formats import Record
 from auditor.walker.locs import LocJudge
-from auditor.walker.seen import SeenUrls, dedup_keys
+from auditor.walker.seen import SeenUrls, as_keys, dedup_keys
 
 __all__ = ["DATE_CACHE_SIZE", "REPEATED_MAX", "PageMaker", "Pages", "Tally"]
 
@@ -139,8 +139,9 @@ class Pages:
             return False
         if joined is None:
             joined = "".join(present)
-        # a percent-escape: each loc is deduplicated by its key (its escapes normalised)
-        hashes = set(dedup_keys(locs, fast) if "%" in joined else map(hash, locs))
+        # each loc its own key (the hot path), or deduplicated by its key (its escapes
+        # normalised, a tab or a line break removed)
+        hashes = set(map(hash, locs) if as_keys(joined) else dedup_keys(locs, fast))
         return len(hashes) == len(locs) and self.seen.add_all_new(hashes)
 
     def entry(

@@ -69,6 +69,10 @@ def test_url_keys_follow_rfc_3986_6_2_2_and_nothing_more():
         "https://e.com/a/",
         "https://e.com/?b=1&a=2",
         "https://e.com/a/../b",
+        "https://e.com/a?",  # an empty query or fragment is kept (RFC 3986 6.2.3)
+        "https://e.com/a#",
+        "https://e.com/a?#",
+        "https://e.com?",
     ):
         assert url_key(kept) == kept
     assert url_key("https://bücher.example/a") == f"https://{IDN}/a"

@@ -140,3 +140,38 @@ def test_escapes_rewrites_exactly_the_escapes_that_are_not_canonical():
         for text in {upper, lower, upper[0] + lower[1], lower[0] + upper[1]}:
             expected = chr(byte) if byte in unreserved else f"%{upper}"
             assert escapes(f"/a%{text}b") == f"/a{expected}b", text
+
+
+# -- a loc without escapes is its own key only where url_key writes it as it is ---------------
+
+_PLAIN_PIECES = ["a", "Z", "~", "?", "#", "?#", "&", "=", "/", "\t", "\n", " ", "é", ".", "x?"]
+
+
+@given(
+    st.sampled_from(_FAST),
+    st.lists(st.sampled_from(_PLAIN_PIECES), min_size=1, max_size=8),
+    st.lists(st.sampled_from(["a", "b/c", "d?e=1"]), min_size=0, max_size=3),
+)
+def test_a_plain_loc_has_the_key_of_its_url_key(prefix, pieces, others):
+    """The batch path and the per-URL one key a loc alike (a tab or a line break, which
+    the URL parser removes, included)."""
+    loc = prefix + "".join(pieces)
+    batch = [prefix + other for other in others] + [loc]
+    expected = [hash(url_key(one)) for one in batch]
+    assert dedup_keys(batch, _FAST) == expected
+    assert dedup_keys(batch, ()) == expected  # a local file's: no allowed origin
+
+
+def test_an_empty_query_or_fragment_makes_another_url():
+    """``/a?`` is not ``/a`` (RFC 3986 6.2.3: a delimiter of an empty component is not
+    removed unless the scheme says so); a real blog's sitemap lists both."""
+    server_locs = ["{o}/a", "{o}/a?", "{o}/b#", "{o}/b", "{o}/c?#", "{o}/c"]
+    pages = Pages()
+    locs = [loc.format(o="https://example.com") for loc in server_locs]
+    assert pages.mark_all_new(locs, _FAST)
+    assert len({url_key(loc) for loc in locs}) == len(locs)
+
+
+def test_a_tab_in_a_loc_is_removed_on_the_batch_path_too():
+    pages = Pages()
+    assert not pages.mark_all_new(["https://example.com/a", "https://example.com/\ta"], _FAST)
