@@ -88,22 +88,63 @@ def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
     """
     import pandas as pd
 
-    columns: list[list[object]] = [[] for _ in SitemapEntry._fields]
+    columns: list[list[Any]] = [[] for _ in SitemapEntry._fields]
     appenders = [column.append for column in columns]
     for entry in entries:
         for append, value in zip(appenders, entry, strict=True):
             append(value)
     extensions = columns.pop()
-    frame = pd.DataFrame(dict(zip(ENTRY_COLUMNS, columns, strict=True)))
+    loc, lastmod, precision, raw, sitemap, news = columns
+    frame = pd.DataFrame(
+        {
+            "loc": _column(loc).astype(object),
+            "lastmod": _instants(lastmod),
+            "lastmod_precision": _categories(precision),
+            "lastmod_raw": _column(raw).astype(object),
+            "sitemap": _categories(sitemap),
+            "news_publication_date": _instants(news),
+        },
+        copy=False,
+    )
     if any(ext is not None for ext in extensions):
         _add_extensions(frame, cast("list[Extensions | None]", extensions))
-    for name in ("lastmod", "news_publication_date"):
-        frame[name] = pd.to_datetime(frame[name], utc=True)
-    for name in ("sitemap", "lastmod_precision"):
-        frame[name] = frame[name].astype("category")
-    frame["loc"] = frame["loc"].astype(object)
-    frame["lastmod_raw"] = frame["lastmod_raw"].astype(object)
     return frame
+
+
+def _column(values: list[Any]) -> pd.Series:
+    """``values`` as a frame of lists holds them (pandas infers the dtype; an empty list is
+    float64 in a frame, object in a Series alone)."""
+    import pandas as pd
+
+    return pd.Series(values, dtype=None if values else "float64")
+
+
+def _instants(values: list[datetime | None]) -> pd.Series:
+    """UTC ``datetime64`` (NaT for None); a column of None, most sites' news dates, made
+    as ``to_datetime`` makes it (seconds, UTC) without its parsing."""
+    import numpy as np
+    import pandas as pd
+
+    if values and all(value is None for value in values):
+        nat = np.full(len(values), np.datetime64("NaT", "s"))
+        return pd.Series(nat, dtype="datetime64[s, UTC]")
+    return pd.to_datetime(_column(values), utc=True)
+
+
+def _categories(values: list[str | None]) -> pd.Series:
+    """A categorical of texts (None missing) from its codes, categories sorted as
+    ``astype("category")`` sorts them (by code point); other values go through it."""
+    import pandas as pd
+
+    found = set(values)
+    found.discard(None)
+    if not found or not all(type(value) is str for value in found):
+        return _column(values).astype("category")
+    ordered = sorted(cast("set[str]", found))
+    codes: dict[str | None, int] = {name: code for code, name in enumerate(ordered)}
+    codes[None] = -1
+    dtype = pd.CategoricalDtype(pd.Index(ordered))  # the dtype a column of texts infers
+    return pd.Series(pd.Categorical.from_codes([codes[v] for v in values], dtype=dtype))
 
 
 def _add_extensions(frame: pd.DataFrame, extensions: list[Extensions | None]) -> None:
