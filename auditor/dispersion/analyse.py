@@ -195,19 +195,34 @@ def _segment_codes(
 def _arrays(entries: pd.DataFrame) -> tuple[LastmodArrays, np.ndarray, list[str]]:
     import pandas as pd
 
-    lastmod = pd.to_datetime(entries["lastmod"], utc=True)
+    lastmod = entries["lastmod"]
+    if not (isinstance(lastmod.dtype, pd.DatetimeTZDtype) and str(lastmod.dtype.tz) == "UTC"):
+        lastmod = pd.to_datetime(lastmod, utc=True)  # the inventory's own is UTC already
     seconds = lastmod.to_numpy(dtype="datetime64[s]").astype(np.int64)  # years 1..9999 fit
     dated = ~lastmod.isna().to_numpy()
     raw = entries["lastmod_raw"]
     invalid = raw.notna().to_numpy() & ~dated
-    precision = entries["lastmod_precision"].astype(object)
-    date_only = precision.isin(_DATE_ONLY).to_numpy()
+    date_only = _date_only(entries["lastmod_precision"])
     news = entries["news_publication_date"].notna().to_numpy()
-    sitemap = entries["sitemap"].astype("category")
+    sitemap = entries["sitemap"]
+    if not isinstance(sitemap.dtype, pd.CategoricalDtype):
+        sitemap = sitemap.astype("category")
     codes = sitemap.cat.codes.to_numpy().astype(np.int64)
     names = [str(c) for c in sitemap.cat.categories]
     arrays = LastmodArrays(seconds, dated, date_only, invalid, news)
     return arrays, codes, names
+
+
+def _date_only(precision: pd.Series) -> np.ndarray:
+    """Where the precision is a date's (year, month or day): read off the categories of the
+    inventory's categorical, each value's otherwise."""
+    import pandas as pd
+
+    if isinstance(precision.dtype, pd.CategoricalDtype):
+        found = [name in _DATE_ONLY for name in precision.cat.categories]
+        by_code = np.array([*found, False], dtype=bool)  # code -1 (missing) reads the last
+        return by_code[precision.cat.codes.to_numpy()]
+    return precision.astype(object).isin(_DATE_ONLY).to_numpy()
 
 
 def _segment(

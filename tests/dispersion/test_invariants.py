@@ -109,3 +109,16 @@ def test_site_shares_and_segment_urls_add_up():
     assert sum(s.figures.urls for s in report.segments) == report.figures.urls == 40
     assert report.figures.entropy == 1.0
     assert report.flags == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(entry, max_size=40))
+def test_typed_and_plain_columns_give_the_same_report(rows):
+    """The inventory's columns as it types them (categoricals, UTC datetimes) and the
+    same values as plain object and naive columns (a frame read back from a file) are
+    read alike: the typed ones are not converted again."""
+    typed = _frame(rows)
+    plain = typed.astype(object)
+    plain["lastmod"] = typed["lastmod"].dt.tz_localize(None).astype(object)
+    now = datetime.fromtimestamp(FETCHED, UTC)
+    assert analyse_entries(typed, [], now=now) == analyse_entries(plain, [], now=now)
