@@ -80,8 +80,8 @@ def _cloudflare(r: _Response) -> str | None:
         return "challenge"
     if r.has(b"window._cf_chl_opt", b"cf-browser-verification", b'id="challenge-form"'):
         return "challenge"
-    blocked = r.has(b"cf-error-details", b"sorry, you have been blocked", b"error code: 1020")
-    if blocked and (r.server("cloudflare") or r.has(b"cloudflare")):
+    served = r.server("cloudflare") or r.has(b"cloudflare")  # one search, not three
+    if served and r.has(b"cf-error-details", b"sorry, you have been blocked", b"error code: 1020"):
         return "block"
     if r.title in (b"just a moment...", b"attention required! | cloudflare"):
         return "challenge"
@@ -89,10 +89,12 @@ def _cloudflare(r: _Response) -> str | None:
 
 
 def _akamai(r: _Response) -> str | None:
-    edge = r.server("akamaighost") or r.has(b"errors.edgesuite.net", b"edgesuite.net")
-    if r.title == b"access denied" and (edge or r.has(b"reference&#32;&#35;", b"reference #")):
+    if r.title == b"access denied" and (
+        r.server("akamaighost")
+        or r.has(b"errors.edgesuite.net", b"edgesuite.net", b"reference&#32;&#35;", b"reference #")
+    ):
         return "block"
-    if r.has(b"_abck") and r.has(b"bm-verify") and r.refused():
+    if r.refused() and r.has(b"_abck") and r.has(b"bm-verify"):
         return "challenge"
     return None
 
@@ -123,7 +125,7 @@ def _aws_waf(r: _Response) -> str | None:
     action = r.headers.get("x-amzn-waf-action")
     if action in ("captcha", "challenge"):
         return action
-    if r.has(b"awswafintegration", b"awswaf.com") and r.refused():
+    if r.refused() and r.has(b"awswafintegration", b"awswaf.com"):
         return "captcha"
     return None
 
@@ -152,7 +154,7 @@ _CAPTCHAS = (b"g-recaptcha", b"google.com/recaptcha", b"hcaptcha.com", b"h-captc
 
 def _generic(r: _Response) -> str | None:
     about_it = bool(_HUMAN_TITLE.search(r.title))
-    if r.has(*_CAPTCHAS) and (r.refused() or about_it):
+    if (r.refused() or about_it) and r.has(*_CAPTCHAS):
         return "captcha"
     return None
 

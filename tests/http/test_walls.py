@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor.http import walls
 from auditor.http.walls import Wall, html_kind, wall_of
 from tests.loopback import FIXTURES
 
@@ -70,3 +71,20 @@ def test_no_real_page_of_the_corpus_reads_as_a_wall():
     walls = {p.name: wall_of(200, {}, p.read_bytes()) for p in pages}
     assert {name: w for name, w in walls.items() if w is not None} == {}
     assert len(pages) >= 20
+
+
+def test_an_ordinary_page_is_searched_for_few_tells(monkeypatch):
+    """Every page fetched is probed (64 KiB of it, twice in a sample: the fetch and the
+    evidence); the tells that only count on a refusal, a vendor's server or a title are
+    looked for only then, so an ordinary page is searched for fewer than half of them."""
+    searched: list[bytes] = []
+    has = walls._Response.has
+
+    def counting(self, *needles: bytes) -> bool:
+        searched.extend(needles)
+        return has(self, *needles)
+
+    monkeypatch.setattr(walls._Response, "has", counting)
+    page = b"<html><head><title>Prices</title></head><body>" + b"<p>words</p>" * 4000
+    assert wall_of(200, {"Server": "nginx", "Content-Type": "text/html"}, page) is None
+    assert len(searched) <= 12
