@@ -54,15 +54,6 @@ _SIXTY = frozenset(_TWO_DIGITS)
 _DAYS: dict[str, str] = {}
 _DAYS_MAX = 65_536
 _MOVED: dict[tuple[str, int], str | None] = {}
-#: UTC's clock table: each ``hh:mm`` is its own UTC clock, the date never moves.
-_SAME_CLOCK = {text: (0, text) for text in _HHMM}
-#: Offset (``+05:30``) -> its clock table (see ``_clock_table``), made on first use: at most
-#: this many offsets, 1,440 entries each (a site writes one or two; the rest use arithmetic).
-_CLOCK_TABLES: dict[str, dict[str, tuple[int, str]]] = {}
-_CLOCK_TABLES_MAX = 32
-#: A stamp's tail after its ``hh:mm`` (``:05Z``, ``+05:30``) -> (its seconds' text, its
-#: precision, its zone's clock table): 61 tails a zone at most, so bounded with the tables.
-_TAILS: dict[str, tuple[str, str, dict[str, tuple[int, str]]]] = {}
 
 
 def _day(text: str) -> str:
@@ -169,11 +160,9 @@ def w3c_text(text: str) -> tuple[str, str] | None:
 
     What the JSONL writer prints, without making a datetime for the common
     shapes: a date (``YYYY-MM-DD``, each checked once) and a timestamp with
-    ``Z`` or an offset. A stamp to the minute or the second is read by tables:
-    its tail (the seconds and the zone, e.g. ``:05+05:30``) says its precision
-    and which zone's clock table to read, that table the UTC clock of its
-    ``hh:mm`` and whether the date moves. Anything else is formatted from the
-    parsed value.
+    ``Z`` or an offset, whose UTC clock is found by table and whose date moves
+    only when the offset carries it past midnight. Anything else is formatted
+    from the parsed value.
     """
     size = len(text)
     if size == 10:
@@ -183,70 +172,13 @@ def w3c_text(text: str) -> tuple[str, str] | None:
         return (day + "T00:00:00+00:00", "day") if day else None
     if size < 17 or text[10] != "T" or text[13] != ":" or not text.isascii():
         return _w3c_text_other(text)
-    tail = _TAILS.get(text[16:])
-    if tail is None:
-        tail = None if text[19:20] == "." else _tail(text[16:])
-        if tail is None:  # a fraction, or a shape the tables do not hold
-            return _w3c_text_by_minutes(text)
-    day = _DAYS.get(text[:10])
-    if day is None:
-        day = _day(text[:10])
-    clock = tail[2].get(text[11:16])
-    if clock is None or not day:
-        return _w3c_text_other(text)
-    if tail[2] is _SAME_CLOCK:  # UTC: the stamp is its own text, or nearly
-        if text[19:20] == "+":  # ...:05+00:00
-            return text, "second"
-        return text[:16] + tail[0] + "+00:00", tail[1]
-    if clock[0]:
-        day = _moved(day, clock[0])
+    if (size == 25 and text[19:] == "+00:00") or (size == 20 and text[19] == "Z"):
+        # UTC to the second (the commonest stamps): once checked, its own text
+        day = _DAYS.get(text[:10])
         if day is None:
-            return None  # before year 1 or after 9999 in UTC
-    return f"{day}T{clock[1]}{tail[0]}+00:00", tail[1]
-
-
-def _tail(tail: str) -> tuple[str, str, dict[str, tuple[int, str]]] | None:
-    """The seconds' text, the precision and the zone's clock table of a stamp's
-    ``tail`` (what follows its ``hh:mm``), remembered; None for a fraction, a tail
-    that is no seconds and zone, or when the tables are full."""
-    if tail[-1:] == "Z":
-        zone, seconds = "Z", tail[:-1]
-    else:
-        zone, seconds = tail[-6:], tail[:-6]
-    if seconds == "":
-        rest, precision = ":00", "minute"
-    elif len(seconds) == 3 and seconds[0] == ":" and seconds[1:] in _SIXTY:
-        rest, precision = seconds, "second"
-    else:
-        return None
-    table = _clock_table(zone)
-    if table is None:
-        return None
-    _TAILS[tail] = rest, precision, table
-    return _TAILS[tail]
-
-
-def _clock_table(zone: str) -> dict[str, tuple[int, str]] | None:
-    """Local ``hh:mm`` -> (days the date moves, UTC ``hh:mm``) for ``zone`` (``Z`` or
-    ``+hh:mm``), made on first use; None for no zone or when the tables are full."""
-    if zone == "Z":
-        return _SAME_CLOCK
-    if zone in _CLOCK_TABLES:
-        return _CLOCK_TABLES[zone]
-    shift = _ZONES.get(zone)
-    if shift is None or len(_CLOCK_TABLES) >= _CLOCK_TABLES_MAX:
-        return None
-    table = _SAME_CLOCK
-    if shift:  # the date moves by the whole days of the UTC minute, -1, 0 or 1
-        utc = [minutes - shift for minutes in range(1440)]
-        table = {text: (m // 1440, _HHMM[m % 1440]) for text, m in zip(_HHMM, utc, strict=True)}
-    _CLOCK_TABLES[zone] = table
-    return table
-
-
-def _w3c_text_by_minutes(text: str) -> tuple[str, str] | None:
-    """:func:`w3c_text` for the timestamps its tables do not hold (fractions above all):
-    the UTC clock by minute arithmetic, the date moved only past midnight."""
+            day = _day(text[:10])
+        if day and text[11:16] in _CLOCK and text[16] == ":" and text[17:19] in _SIXTY:
+            return (text if size == 25 else text[:19] + "+00:00"), "second"
     if text[-1] == "Z":
         shift, clock = 0, text[11:-1]
     else:
