@@ -16,7 +16,6 @@ import contextlib
 import logging
 import math
 import os
-import signal
 import ssl
 import threading
 import time
@@ -73,13 +72,13 @@ def local_client(concurrency: int, *, close_timeout: float = CLOSE_TIMEOUT) -> I
     import dask
     from distributed import Client, LocalCluster
 
-    from auditor.fleet.forkserver import METHOD, start_worker_server
+    from auditor.fleet.forkserver import METHOD, ctrl_c_ignored, start_worker_server
 
     start_worker_server()  # (started already, if the command knew a fleet was coming)
     workers = max(1, min(os.cpu_count() or 1, concurrency))
     # forked from the server for the cluster's life: a worker started again is too
     with dask.config.set({"distributed.worker.multiprocessing-method": METHOD}):
-        with _workers_ignore_ctrl_c(), dask.config.set(LOCAL_WORKER_CONFIG):
+        with ctrl_c_ignored(), dask.config.set(LOCAL_WORKER_CONFIG):
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=math.ceil(concurrency / workers),
@@ -190,21 +189,6 @@ def _kill(processes: list[psutil.Process]) -> None:
     for process in doomed:
         with contextlib.suppress(psutil.Error):
             process.kill()
-
-
-@contextmanager
-def _workers_ignore_ctrl_c() -> Iterator[None]:
-    """Start worker processes with SIGINT ignored (they inherit it): Ctrl-C reaches the
-    whole process group, and the fleet's owner alone should handle it, by stopping the
-    fleet and closing the cluster, rather than every worker dying with a traceback."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def worker_threads(client: Client) -> int:

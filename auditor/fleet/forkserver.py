@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing import forkserver
 
-__all__ = ["METHOD", "WORKER_MODULES", "start_worker_server"]
+__all__ = ["METHOD", "WORKER_MODULES", "ctrl_c_ignored", "start_worker_server"]
 
 #: Dask's ``distributed.worker.multiprocessing-method`` for the local cluster.
 METHOD = "forkserver"
@@ -62,7 +62,7 @@ def start_worker_server() -> None:
     :data:`WORKER_MODULES`, unless it runs already (this returns at once: the imports
     go on in that process). Call it as early as a local fleet is known to come."""
     multiprocessing.get_context(METHOD).set_forkserver_preload(list(WORKER_MODULES))
-    with _ctrl_c_ignored(), _environ({**_pre_spawn_environ(), **_search_path()}):
+    with ctrl_c_ignored(), _environ({**_pre_spawn_environ(), **_search_path()}):
         forkserver.ensure_running()
 
 
@@ -109,9 +109,12 @@ def _environ(extra: dict[str, str]) -> Iterator[None]:
 
 
 @contextmanager
-def _ctrl_c_ignored() -> Iterator[None]:
-    """SIGINT ignored inside (a process started there inherits it), in the main thread
-    (signals can be set there only: elsewhere, as it is)."""
+def ctrl_c_ignored() -> Iterator[None]:
+    """SIGINT ignored inside, so that a worker process started there inherits it:
+    Ctrl-C reaches the whole process group, and the fleet's owner alone should handle it
+    (stop the fleet, close the cluster) rather than every worker dying with a
+    traceback. In the main thread only (signals can be set there only: elsewhere, as
+    it is)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
