@@ -9,15 +9,10 @@ same process), it freezes nothing: that process goes on and collects as usual.
 from __future__ import annotations
 
 import gc
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from auditor.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import run_recording, small_sitemap
 
 #: Runs ``python -m auditor ARGS`` (argv after the output path) in this process, then
 #: writes how many objects the garbage collector holds frozen, as JSON.
@@ -34,32 +29,13 @@ with open(out, "w", encoding="utf-8") as handle:
 """
 
 
-def _sitemap(folder: Path, urls: int = 30) -> Path:
-    rows = "".join(f"<url><loc>https://example.com/p/{i}</loc></url>\n" for i in range(urls))
-    path = folder / "sitemap.xml"
-    path.write_text(
-        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n',
-        encoding="utf-8",
-    )
-    return path
-
-
 def _run_process(tmp: Path, *args: str) -> tuple[dict[str, int], str]:
-    out = tmp / "frozen.json"
-    run = subprocess.run(
-        [sys.executable, "-c", _RUN, str(out), *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
-    assert out.exists(), run.stderr
-    return json.loads(out.read_text(encoding="utf-8")), run.stdout
+    frozen, stdout = run_recording(tmp, _RUN, *args)
+    return frozen, stdout
 
 
 def test_the_process_entry_point_freezes_its_heap_before_exiting(tmp_path):
-    frozen, stdout = _run_process(tmp_path, "walk", str(_sitemap(tmp_path)))
+    frozen, stdout = _run_process(tmp_path, "walk", str(small_sitemap(tmp_path, 30)))
     assert frozen["code"] == 0
     assert len(stdout.splitlines()) == 30  # the walk wrote every URL first
     assert frozen["before"] == 0
@@ -74,6 +50,6 @@ def test_a_command_that_stops_early_freezes_too(tmp_path):
 
 def test_main_called_with_argv_freezes_nothing(tmp_path, capsys):
     before = gc.get_freeze_count()
-    assert main(["walk", str(_sitemap(tmp_path)), "--format", "jsonl"]) == 0
+    assert main(["walk", str(small_sitemap(tmp_path, 30)), "--format", "jsonl"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 30
     assert gc.get_freeze_count() == before

@@ -11,9 +11,6 @@ the interpreter itself loads before ``auditor`` (``site``, ``.pth`` hooks).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +19,7 @@ import pytest
 
 from auditor.cli import build_parser
 from tests.loopback import FIXTURES, LoopbackServer
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import run_recording, small_sitemap
 
 #: Runs ``python -m auditor ARGS`` (argv after the output path) in this process, then
 #: writes the names of every module loaded to the output path as JSON.
@@ -50,17 +46,8 @@ HEAVY = (
 def _loaded(tmp: Path, *args: str, code: str = _RUN) -> tuple[set[str], str]:
     """The modules a fresh interpreter has loaded after running ``code`` with ``args``,
     and its standard output."""
-    out = tmp / "modules.json"
-    run = subprocess.run(
-        [sys.executable, "-c", code, str(out), *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
-    assert out.exists(), run.stderr
-    return set(json.loads(out.read_text(encoding="utf-8"))), run.stdout
+    modules, stdout = run_recording(tmp, code, *args)
+    return set(modules), stdout
 
 
 def _third_party(modules: set[str]) -> set[str]:
@@ -151,25 +138,9 @@ def test_a_command_alone_is_the_same_as_in_the_full_parser(command):
     assert _options(alone) == _options(full)
 
 
-def _small_sitemap(folder: Path, urls: int) -> Path:
-    """A local urlset of ``urls`` URLs, each with a lastmod."""
-    rows = "".join(
-        f"<url><loc>https://example.com/p/{i}</loc><lastmod>2024-01-{i % 28 + 1:02d}</lastmod>"
-        "</url>\n"
-        for i in range(urls)
-    )
-    path = folder / "sitemap.xml"
-    path.write_text(
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n',
-        encoding="utf-8",
-    )
-    return path
-
-
 @pytest.mark.parametrize("output", ["jsonl", "csv"])
 def test_walking_a_local_file_loads_no_third_party_library(tmp_path, output):
-    sitemap = _small_sitemap(tmp_path, 20)
+    sitemap = small_sitemap(tmp_path, 20)
     loaded, stdout = _loaded(tmp_path, "walk", str(sitemap), "--format", output)
     assert "auditor.walker.walk" in loaded  # the walk ran
     assert len(stdout.splitlines()) == 20 + (output == "csv")  # and read every URL
@@ -194,7 +165,7 @@ NOT_FOR_A_PLAIN_WALK = ("email", "email.utils", "socket", "csv")
 
 
 def test_walking_a_plain_local_urlset_loads_no_rfc822_dates_nor_csv(tmp_path):
-    sitemap = _small_sitemap(tmp_path, 20)
+    sitemap = small_sitemap(tmp_path, 20)
     loaded, stdout = _loaded(tmp_path, "walk", str(sitemap), "--format", "jsonl")
     assert len(stdout.splitlines()) == 20  # the walk read every URL
     assert "auditor.walker.dates" in loaded

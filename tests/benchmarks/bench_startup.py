@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.processes import small_sitemap  # noqa: E402 - the tests' own sitemap
+
 #: URLs in the local sitemap: a small file, so that start-up is what is measured.
 URLS = 20
 COMMANDS = {
@@ -33,22 +37,6 @@ COMMANDS = {
     "auditor audit --help": ["audit", "--help"],
     "auditor walk FILE": ["walk", "{sitemap}"],
 }
-
-
-def small_sitemap(folder: Path) -> Path:
-    """A urlset of :data:`URLS` URLs, each with a lastmod."""
-    rows = "".join(
-        f"<url><loc>https://example.com/p/{i}</loc><lastmod>2024-01-{i % 28 + 1:02d}</lastmod>"
-        "</url>\n"
-        for i in range(URLS)
-    )
-    path = folder / "sitemap.xml"
-    path.write_text(
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n',
-        encoding="utf-8",
-    )
-    return path
 
 
 def cases(sitemap: Path, before: Path | None) -> dict[str, tuple[Path, list[str]]]:
@@ -94,7 +82,7 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="an earlier checkout to time alongside")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        measure(cases(small_sitemap(Path(folder)), args.before), args.runs)
+        measure(cases(small_sitemap(Path(folder), URLS), args.before), args.runs)
 
 
 if __name__ == "__main__":
