@@ -42,9 +42,11 @@ XHTML_NS = "http://www.w3.org/1999/xhtml"
 
 _W = r"[ \t\r\n]*+"  # XML whitespace (not Python's \s: a no-break space is text)
 _WS = r"[ \t\r\n]++"
-# A value as the exact reader keeps it: stripped (str.strip and \s agree), not empty.
-_VALUE = r"([^<\s](?:[^<]*[^<\s])?)"
-_VALUE_NO_CR = r"([^<\s](?:[^<\r]*[^<\s])?)"  # a CR inside a value: expat makes it LF
+# A value as the exact reader keeps it: stripped (str.strip and \s agree), not empty. Its
+# end is a lookbehind, not ``(?:[^<]*[^<\s])?``: the same matches, without the general
+# repeat's bookkeeping per value (about a sixth of the pattern's time on long locs).
+_VALUE = r"([^<\s][^<]*(?<!\s))"
+_VALUE_NO_CR = r"([^<\s][^<\r]*(?<!\s))"  # a CR inside a value: expat makes it LF
 _TEXT = r"[^<]*"
 _IMAGE_FIELDS = ("loc", "caption", "title", "geo_location", "license")
 _VIDEO_FIELDS = (
