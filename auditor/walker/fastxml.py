@@ -172,6 +172,10 @@ class FastUrlset:
         self._depth = 0  # -1: the file is not for the fast path
         self._boundary = -1  # byte index of the last end tag of a record of the root
         self._fed = 0  # bytes given to expat
+        # what expat has yet to see in place of the records read by pattern: line breaks,
+        # then the spaces of the last line (fed before anything else, not per chunk)
+        self._breaks = 0
+        self._column = 0
         self._detours = 0
         self._extensions = ""
         self._cr: bool | None = None
@@ -226,6 +230,7 @@ class FastUrlset:
 
     # -- feeding expat ---------------------------------------------------------------
     def _parse(self, text: str) -> None:
+        self._flush()
         data = text.encode("utf-8")  # bytes: a str would make expat ignore the declaration
         self.parser.Parse(data, False)
         self._fed += len(data)
@@ -233,9 +238,23 @@ class FastUrlset:
             self._bound(self.buf)
 
     def _skip(self, text: str, start: int, stop: int, lf: int, cr: bool) -> None:
-        """Records read by pattern: expat sees whitespace in their place (``lf``: the LFs
-        of ``text[start:stop]``; ``cr``: it may hold a CR)."""
-        blank = _blank(text, start, stop, lf, cr).encode("ascii")
+        """Records read by pattern: expat is to see whitespace in their place (``lf``: the
+        LFs of ``text[start:stop]``; ``cr``: it may hold a CR), counted now and fed by
+        :meth:`_flush` before the next thing expat reads."""
+        breaks, column = _blank_shape(text, start, stop, lf, cr)
+        if breaks:
+            self._breaks += breaks
+            self._column = column
+        else:
+            self._column += column
+
+    def _flush(self) -> None:
+        """Feed expat the whitespace of the records skipped since it last read: the same
+        line breaks and last column, so that its positions are those of the whole file."""
+        if not (self._breaks or self._column):
+            return
+        blank = ("\n" * self._breaks + " " * self._column).encode("ascii")
+        self._breaks = self._column = 0
         self.parser.Parse(blank, False)
         self._fed += len(blank)
         if len(self.buf) > 8:
@@ -246,6 +265,7 @@ class FastUrlset:
         the root: (FAST, just after it); else all of ``text`` is fed: (EXACT, its end),
         or (STUCK, its end) when no record ended in it at all."""
         state = _STUCK
+        self._flush()
         while self._depth >= 0:
             end = text.find(_END, start)
             if end < 0:
@@ -337,6 +357,7 @@ class FastUrlset:
                 if stop == cut:
                     start = cut
                     break
+                self._flush()
                 self.buf.clear()  # only whitespace since expat's last end tag
                 self._detours += 1
                 state, start = self._to_boundary(text, stop)
@@ -358,6 +379,7 @@ class FastUrlset:
 
     def _hand_over(self, text: str, data: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
         """What the exact reader reads on: ``text`` and ``data`` unread, then ``chunks``."""
+        self._flush()
         self._unwrap()
         return itertools.chain((text.encode("utf-8") + data,), chunks)
 
@@ -413,9 +435,16 @@ def _blank(text: str, start: int, stop: int, lf: int, cr: bool = True) -> str:
     """Whitespace that expat counts as ``text[start:stop]``, which holds ``lf`` LFs: the
     same line breaks, the same last column (expat counts CR LF, CR and LF as one break
     each). ``cr`` False says the text holds no CR (no pass over it at all)."""
+    breaks, column = _blank_shape(text, start, stop, lf, cr)
+    return "\n" * breaks + " " * column
+
+
+def _blank_shape(text: str, start: int, stop: int, lf: int, cr: bool = True) -> tuple[int, int]:
+    """The line breaks of ``text[start:stop]`` (which holds ``lf`` LFs) as expat counts
+    them, and the characters after the last one (all of them when there is none)."""
     if not cr:
-        return "\n" * lf + " " * (stop - 1 - max(text.rfind("\n", start, stop), start - 1))
+        return lf, stop - 1 - max(text.rfind("\n", start, stop), start - 1)
     crs = text.count("\r", start, stop)
     breaks = lf + crs - text.count("\r\n", start, stop) if crs else lf
     last = max(text.rfind("\n", start, stop), text.rfind("\r", start, stop), start - 1)
-    return "\n" * breaks + " " * (stop - 1 - last)
+    return breaks, stop - 1 - last
