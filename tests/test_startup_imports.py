@@ -175,3 +175,17 @@ def test_walking_a_plain_local_urlset_loads_no_rfc822_dates_nor_csv(tmp_path):
 
 
 _BARE = "import json, sys\njson.dump(sorted(sys.modules), open(sys.argv[1], 'w'))"
+
+
+#: What a walk of a sitemap URL (not a site: no robots.txt) that the server answers with
+#: the sitemap itself does not use, so does not import: the robots.txt file, the pages a
+#: bot wall or an error answers with, and a previous walk's files to re-verify.
+NOT_FOR_A_SITEMAP_URL = ("auditor.walker.robotsfile", "auditor.http.walls", "auditor.walker.reuse")
+
+
+def test_walking_a_sitemap_url_loads_no_robots_walls_nor_reuse(tmp_path):
+    with LoopbackServer(FIXTURES / "sites" / "basic") as server:
+        loaded, stdout = _loaded(tmp_path, "walk", server.url("/sitemap_index.xml"))
+    assert stdout.count("\n") >= 5  # URLs were walked
+    extra = sorted(m for m in NOT_FOR_A_SITEMAP_URL if m in loaded)
+    assert extra == [], f"auditor walk SITEMAP-URL loads {extra}"

@@ -25,7 +25,6 @@ import pyexpat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from auditor.http.body import prepend
-from auditor.http.walls import body_head, html_kind, wall_of
 from auditor.walker.extensions import ExtrasBuilder
 from auditor.walker.fastxml import IMAGE_NS, VIDEO_NS, XHTML_NS, FastUrlset
 from auditor.walker.feeds import install_feed_handlers
@@ -159,6 +158,8 @@ class SitemapReader:
         rest = prepend(head, stream)
         probe = head[:PROBE_SIZE]  # decide on the same bytes however the file was chunked
         if HTML_START.match(probe):
+            from auditor.http.walls import body_head  # an HTML page's, read alone
+
             self.html = True
             self.problems.append(self._html_problem(head + body_head(stream)))
             return
@@ -170,6 +171,8 @@ class SitemapReader:
     def _html_problem(self, head: bytes) -> tuple[str, str]:
         """An HTML page where a sitemap should be: a bot wall (``blocked``), else which
         page it is (a login, consent or error page), never parsed."""
+        from auditor.http.walls import html_kind, wall_of
+
         wall = wall_of(self.status, self.headers, head)
         if wall is not None:
             return "blocked", wall.detail()

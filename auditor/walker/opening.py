@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING
 
 from auditor.http.body import Body, read_local_file
 from auditor.http.options import FetchFailure
-from auditor.http.walls import body_head, wall_of
 from auditor.models import SitemapFile
 from auditor.walker.pending import Pending, Report
-from auditor.walker.reuse import SitemapStore, StoredFile
 
 if TYPE_CHECKING:  # the client loads with its first request
     from auditor.http.client import HttpClient
+    from auditor.walker.reuse import SitemapStore, StoredFile
 
 __all__ = ["Opened", "open_file", "status_text", "stored_file"]
 
@@ -82,6 +81,8 @@ def open_file(
         detail = f"{status_text(304)} to a request that asked for no comparison"
         return _failed(item, fetched_at, 304, "http-error", detail, report)
     if not response.ok and response.status != 304:
+        from auditor.http.walls import body_head, wall_of  # an error page's, read alone
+
         status = response.status
         wall = wall_of(status, response.headers, body_head(response.body))
         response.close()

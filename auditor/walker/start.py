@@ -20,10 +20,10 @@ from auditor.walker.discovery import Target, decode_robots, sitemaps_from_robots
 from auditor.walker.locs import origin_of
 from auditor.walker.opening import status_text
 from auditor.walker.pending import Pending, Report
-from auditor.walker.robotsfile import RobotsFile, fetch_robots_file
 
 if TYPE_CHECKING:  # the client loads with its first request
     from auditor.http.client import HttpClient
+    from auditor.walker.robotsfile import RobotsFile
 
 __all__ = ["one_file", "robots_sitemaps", "site_files"]
 
@@ -39,6 +39,8 @@ def one_file(target: Target) -> Pending:
 def robots_sitemaps(client: HttpClient, site: str, report: Report) -> tuple[RobotsFile, list[str]]:
     """``site``'s robots.txt as fetched, and the sitemap URLs it declares (none when it
     could not be read); what went wrong is given to ``report``."""
+    from auditor.walker.robotsfile import fetch_robots_file  # a site's walk alone reads it
+
     robots = fetch_robots_file(client, site)
     url = robots.url
     if robots.wall is not None:

@@ -34,13 +34,13 @@ from auditor.walker.locs import LocJudge
 from auditor.walker.opening import Opened, open_file
 from auditor.walker.pages import PageMaker, Pages, T, Tally
 from auditor.walker.pending import Pending
-from auditor.walker.reuse import SitemapStore, StoredFile, batched
-from auditor.walker.robotsfile import RobotsFile
 from auditor.walker.start import one_file, robots_sitemaps, site_files
 from auditor.walkoptions import DEFAULT_MAX_FILES, PROTOCOL_MAX_URLS, WalkOptions
 
 if TYPE_CHECKING:
     from auditor.http.client import HttpClient
+    from auditor.walker.reuse import SitemapStore, StoredFile
+    from auditor.walker.robotsfile import RobotsFile
 
 __all__ = ["DEFAULT_MAX_FILES", "PROTOCOL_MAX_URLS", "Walk", "WalkOptions"]
 
@@ -234,6 +234,8 @@ class Walk:
         """A file the server says has not changed: its stored records go through the walk
         as if just read (judged, deduplicated against the files read before, counted),
         and its problems are reported again."""
+        from auditor.walker.reuse import batched  # a walk given a previous one alone
+
         previous, content = stored.file, stored.file.content or FileContent()
         kind = previous.kind if previous.readable else None
         judge = judge_for(item, opened.final_url)
