@@ -249,9 +249,12 @@ class JsonlLines:
         pages = self._pages
         if kind in _XML_KINDS:
             joined = _joined(locs)  # one copy of the batch's locs for every check of them
-            if joined is not None and pages.mark_all_new(locs, judge.fast_prefixes, joined):
+            # no JSON escape (so no tab nor line break either, which the keys check too)
+            plain = joined is not None and _plain_xml(joined)
+            fast = judge.fast_prefixes
+            if joined is not None and pages.mark_all_new(locs, fast, joined, plain):
                 ends = self._ends(batch, sitemap, end)
-                return self._new_lines(batch, locs, joined, end, ends, tally, kind)
+                return self._new_lines(batch, locs, plain, end, ends, tally, kind)
         lines: list[str] = []
         emit = lines.append
         seen = pages.seen
@@ -305,7 +308,7 @@ class JsonlLines:
         self,
         batch: list[Record],
         locs: list[str],
-        joined: str,
+        plain: bool,
         end: str,
         ends: list[str] | None,
         tally: Tally,
@@ -315,7 +318,7 @@ class JsonlLines:
 
         No Python step per URL: each distinct new lastmod text is turned into its
         part of the line once, then the lines are joined in C, in one copy of the
-        locs (``joined``: the locs end to end, read for the JSON check alone).
+        locs when JSON escapes none of them (``plain``), else each quoted.
         ``ends`` is each line's end when some differ (news dates, extensions), else
         None: every line ends with ``end``.
         """
@@ -347,7 +350,7 @@ class JsonlLines:
             tally.first_invalid = tally.first_invalid or next(filter(invalid.__contains__, raws))
         tally.records += len(batch)
         tally.emitted += len(batch)
-        if _plain_xml(joined):
+        if plain:
             # '{"loc": "', then per line its loc, its lastmod part and the end with the
             # next line's start (the last: the end alone), made in one join
             pieces = [end + _LINE_START] * (3 * len(locs) + 1)

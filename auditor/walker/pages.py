@@ -120,7 +120,11 @@ class Pages:
         return entries
 
     def mark_all_new(
-        self, locs: list[str | None], fast: tuple[str, ...], joined: str | None = None
+        self,
+        locs: list[str | None],
+        fast: tuple[str, ...],
+        joined: str | None = None,
+        unbroken: bool = False,
     ) -> bool:
         """Mark a batch's locs seen at once, when each is new and on one fast prefix.
 
@@ -129,7 +133,8 @@ class Pages:
         of all when true of the least and the greatest), none repeats within the
         batch (by its key: :func:`~auditor.walker.seen.dedup_keys`) and none was
         seen before. Otherwise nothing is marked: False.
-        ``joined`` is the locs end to end, when the caller has made it already.
+        ``joined`` is the locs end to end, when the caller has made it already;
+        ``unbroken`` says that the caller found no tab, LF or CR in it.
         """
         if not fast or not locs or not all(locs):  # a record without a loc (None or "")
             return False
@@ -141,7 +146,8 @@ class Pages:
             joined = "".join(present)
         # each loc its own key (the hot path), or deduplicated by its key (its escapes
         # normalised, a tab or a line break removed)
-        hashes = set(map(hash, locs) if as_keys(joined) else dedup_keys(locs, fast))
+        keyed = as_keys(joined, unbroken)
+        hashes = set(map(hash, locs) if keyed else dedup_keys(locs, fast))
         return len(hashes) == len(locs) and self.seen.add_all_new(hashes)
 
     def entry(

@@ -52,3 +52,14 @@ def test_a_walk_folding_its_hashes_early_writes_the_same(site, monkeypatch):
             results.append((out.getvalue(), count, walk.problems))
     assert results[0] == results[1]
     assert results[0][1] > 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab%\t\n\r/:é", max_size=30))
+def test_the_keys_check_told_of_no_line_break_agrees_with_the_full_check(joined):
+    """``as_keys(joined, unbroken=True)`` is the caller's word that ``joined`` holds no
+    tab, LF or CR: wherever that is so, it answers as the full check does."""
+    if not any(c in joined for c in "\t\n\r"):
+        assert seen.as_keys(joined, unbroken=True) is seen.as_keys(joined)
+    else:
+        assert seen.as_keys(joined) is False
