@@ -29,12 +29,6 @@ _W3C = re.compile(
     r"([Zz]|[+-]\d\d:\d\d))?)?)?",
     re.ASCII,
 )
-# The shape nearly every sitemap writes (a time with seconds or minutes, an optional
-# fraction, Z or an offset of at most 23:59), handed to the C parser.
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)",
-    re.ASCII,
-)
 # An RFC 822 date ends with its zone: a numeric offset or a name (GMT, UT, EST, Z...).
 _RFC822_ZONE = re.compile(r"\s(?:[+-]\d{4}|[A-Za-z]{1,5})\Z", re.ASCII)
 _new_tuple = tuple.__new__
@@ -87,18 +81,6 @@ def _moved(day: str, by: int) -> str | None:
         except (ValueError, OverflowError):
             _MOVED[key] = None
     return _MOVED[key]
-
-
-# Timestamps without a fraction, by their characters at 4, 7, 10, 13...: (length, precision,
-# end of the clock's text). Each is a shape _timestamp_precision gives that precision.
-_SHAPES = {
-    "--T::Z": (20, "second", 19),
-    "--T::+:": (25, "second", 19),
-    "--T::-:": (25, "second", 19),
-    "--T:Z": (17, "minute", 16),
-    "--T:+:": (22, "minute", 16),
-    "--T:-:": (22, "minute", 16),
-}
 
 
 def _zone(tzd: str) -> timezone | None:
