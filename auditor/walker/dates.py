@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
+from functools import cache
 from typing import NamedTuple
 
 __all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "utc_iso", "w3c_text"]
@@ -23,26 +24,28 @@ class ParsedDate(NamedTuple):
     precision: str  # year | month | day | minute | second | fraction
 
 
-# YYYY[-MM[-DD[Thh:mm[:ss[.s+]]TZD]]]; a time always needs its zone (W3C NOTE-datetime).
-_W3C = re.compile(
-    r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:[Tt](\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?"
-    r"([Zz]|[+-]\d\d:\d\d))?)?)?",
-    re.ASCII,
-)
+@cache
+def _w3c_form() -> re.Pattern[str]:
+    """YYYY[-MM[-DD[Thh:mm[:ss[.s+]]TZD]]]; a time always needs its zone (W3C
+    NOTE-datetime). Compiled when first needed: the common shapes never ask for it."""
+    return re.compile(
+        r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:[Tt](\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?"
+        r"([Zz]|[+-]\d\d:\d\d))?)?)?",
+        re.ASCII,
+    )
+
+
 # An RFC 822 date ends with its zone: a numeric offset or a name (GMT, UT, EST, Z...).
 _RFC822_ZONE = re.compile(r"\s(?:[+-]\d{4}|[A-Za-z]{1,5})\Z", re.ASCII)
 _new_tuple = tuple.__new__
 _fromisoformat = datetime.fromisoformat
 _UTC_ZONES = frozenset({"Z", "z", "+00:00", "-00:00"})
 _TWO_DIGITS = [f"{n:02d}" for n in range(60)]  # "00".."59": the tables below join them
-# "hh:mm" -> minutes since midnight; minutes -> "hh:mm"; offsets -> minutes east of UTC.
+# "hh:mm" -> minutes since midnight; minutes -> "hh:mm"; offsets seen -> minutes east of
+# UTC (filled as zones are met: a site writes a few of the 2,880).
 _HHMM = [hh + ":" + mm for hh in _TWO_DIGITS[:24] for mm in _TWO_DIGITS]
 _CLOCK = {text: minutes for minutes, text in enumerate(_HHMM)}
-_ZONES = {
-    sign + text: east * minutes
-    for sign, east in (("+", 1), ("-", -1))
-    for minutes, text in enumerate(_HHMM)
-}
+_ZONES: dict[str, int] = {}
 _SIXTY = frozenset(_TWO_DIGITS)
 #: Dates seen (``YYYY-MM-DD`` -> itself, or "" when not a date): each is checked once.
 _DAYS: dict[str, str] = {}
@@ -81,6 +84,16 @@ def _moved(day: str, by: int) -> str | None:
         except (ValueError, OverflowError):
             _MOVED[key] = None
     return _MOVED[key]
+
+
+def _east(tzd: str) -> int | None:
+    """Minutes east of UTC of an offset ``+hh:mm``/``-hh:mm`` (at most 23:59), remembered;
+    None for anything else."""
+    minutes = _CLOCK.get(tzd[1:])
+    if minutes is None or tzd[0] not in "+-" or len(tzd) != 6:
+        return None
+    _ZONES[tzd] = east = -minutes if tzd[0] == "-" else minutes
+    return east
 
 
 def _zone(tzd: str) -> timezone | None:
@@ -165,7 +178,7 @@ def w3c_text(text: str) -> tuple[str, str] | None:
         shift, clock = 0, text[11:-1]
     else:
         zone = _ZONES.get(text[-6:])
-        if zone is None:
+        if zone is None and (zone := _east(text[-6:])) is None:
             return _w3c_text_other(text)
         shift, clock = zone, text[11:-6]
     minutes = _CLOCK.get(clock[:5])
@@ -221,7 +234,7 @@ def _w3c_text_other(text: str) -> tuple[str, str] | None:
 
 def _parse_w3c_general(text: str) -> ParsedDate | None:
     """Every W3C form, including the short ones and lower-case ``t``/``z``."""
-    match = _W3C.fullmatch(text)
+    match = _w3c_form().fullmatch(text)
     if match is None:
         return None
     year, month, day, hour, minute, second, fraction, tzd = match.groups()
