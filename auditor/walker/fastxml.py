@@ -70,6 +70,10 @@ _AMP_STEPS = 32  # ampersands looked at one by one before the pattern takes over
 _END = "</url>"
 _CARRY_MAX = 131_072  # an unfinished record longer than this: the exact reader
 _MAX_DETOURS = 64  # records handed to expat before the fast path gives up on a file
+#: Whitespace (standing for records read by pattern) held back from expat before it is fed
+#: anyway: one feed a megabyte keeps the Parse calls few and a one-line 50 MB file from
+#: building its whole length of spaces at once.
+BLANK_FEED_MAX = 1 << 20
 
 
 def _element(prefix: str, local: str, body: str = _TEXT) -> str:
@@ -247,6 +251,8 @@ class FastUrlset:
             self._column = column
         else:
             self._column += column
+        if self._breaks + self._column > BLANK_FEED_MAX:
+            self._flush()
 
     def _flush(self) -> None:
         """Feed expat the whitespace of the records skipped since it last read: the same

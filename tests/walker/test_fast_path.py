@@ -485,3 +485,21 @@ def test_a_byte_order_mark_cut_by_the_chunks_is_still_skipped(fast):
     assert data.startswith(b"\xef\xbb\xbf")
     assert read(data, fast, size=1) == read(data, fast) == read(data, fast, size=2)
     assert read(data, fast)[0] == [("https://example.com/x", "2026-10-05", None)]
+
+
+def test_the_whitespace_fed_for_records_read_by_pattern_stays_bounded(monkeypatch):
+    # A sitemap on one line (minified, as many are): the records read by pattern stand
+    # as spaces for expat; however many there are, no single feed holds all of them.
+    fed: list[int] = []
+    original = FastUrlset._flush
+
+    def spy(self):  # type: ignore[no-untyped-def]
+        fed.append(self._breaks + self._column)
+        original(self)
+
+    monkeypatch.setattr(FastUrlset, "_flush", spy)
+    one_line = plain_urlset(50_000).replace(b"\n  ", b"").replace(b"\n", b"")
+    records, problems, _, _ = assert_same(one_line)
+    assert len(records) == 50_000 and problems == []
+    assert len(one_line) > 5 * fastxml.BLANK_FEED_MAX
+    assert max(fed) <= fastxml.BLANK_FEED_MAX + 65_536
