@@ -58,7 +58,9 @@ CONNECT_TIMEOUT = 5.0
 #: Seconds a peer may take over its half of the handshake.
 HANDSHAKE_TIMEOUT = 5.0
 #: The table's methods a connection may call.
-METHODS = frozenset({"ask", "done", "leave", "honour_crawl_delay", "delay_for", "slow_down"})
+METHODS = frozenset(
+    {"ask", "hold", "renew", "end", "done", "leave", "honour_crawl_delay", "delay_for", "slow_down"}
+)
 _NONCE = 32
 _LONGEST_MESSAGE = 64 * 1024
 _HEADER = struct.Struct("!I")  # a message's length, before it
@@ -150,6 +152,19 @@ class RemoteTable:
     def ask(self, host: str, holder: str, lease: float) -> float:
         """See :meth:`HostTable.ask`."""
         return float(self._call("ask", host, holder, lease))
+
+    def hold(self, host: str, holder: str, lease: float) -> tuple[float, float, float]:
+        """See :meth:`HostTable.hold`."""
+        wait, delay, base = self._call("hold", host, holder, lease)
+        return float(wait), float(delay), float(base)
+
+    def renew(self, host: str, holder: str, lease: float, pages: int = 0) -> str:
+        """See :meth:`HostTable.renew`."""
+        return str(self._call("renew", host, holder, lease, pages))
+
+    def end(self, host: str, holder: str, delay: float, ready_in: float, pages: int = 0) -> None:
+        """See :meth:`HostTable.end`."""
+        self._call("end", host, holder, delay, ready_in, pages)
 
     def done(
         self,

@@ -23,23 +23,40 @@ Design, and why:
   could not see "turn held, holder gone"; a coordinator of our own would be one
   more server to run and secure.
 - **Called over a line of its own.** A Dask actor call costs about 2.2 ms of
-  CPU, and a site makes two a request; so the actor also serves the table on a
-  socket of its own, keyed, on its worker's interface, and sites call it there
-  for about 0.34 ms (:mod:`auditor.fleet.channel`). A worker that cannot reach
-  that socket calls through the actor.
+  CPU; so the actor also serves the table on a socket of its own, keyed, on its
+  worker's interface, and sites call it there for about 0.34 ms
+  (:mod:`auditor.fleet.channel`). A worker that cannot reach that socket calls
+  through the actor.
+- **A site keeps its host's turn.** A site's requests nearly all go to its own host,
+  one after another; asking the table before and after each (two calls a request,
+  44 a demo site, each waking a thread of the table's busy worker) cost about 10 ms
+  of a site's CPU. So a turn, once granted (:meth:`HostTable.hold`), is kept by the
+  site's :class:`HostGate` for its next requests to the host, which keeps the
+  host's delay (and its back-off on 429/503, as the table would) between them on
+  its own clock, the same rule as the table's. It gives the turn back
+  (:meth:`HostTable.end`: the delay as left, when the next request may start, the
+  pages fetched) when the site is over, when it moves on to another host, or when
+  it hears someone else waits for the host: it asks the table once it has kept the
+  turn :data:`CHECK_EVERY` seconds (:meth:`HostTable.renew`, which also renews the
+  lease). Nothing else may use a host while its turn is kept, so the rule holds as
+  it did; a site on a host of its own asks the table twice in all. What it costs: a
+  site waiting for a host another site keeps in use waits up to :data:`CHECK_EVERY`
+  and a delay (then the two take turns, in the order they asked), rather than one
+  delay.
 - **Waiting happens at the caller.** :class:`HostGate` (the client side, the
   same interface as :class:`~auditor.sampler.pacing.HostPacer`) sleeps where it
   runs for as long as the table says, then asks again. The table's answer is
   exact when the host is free (its next start); while the host is busy it says
   "one delay": the turn cannot start earlier than a delay after the busy request
-  ends, so asking again then never oversleeps the turn. A request costs two or
-  three calls to the table, not a stream of polls.
+  ends, so asking again then never oversleeps the turn. A turn costs two or three
+  calls to the table, not a stream of polls.
 - **Fair, and safe against the dead.** Waiters are served in the order they
   first asked; a waiter that stops asking (its site was cancelled, its worker
   died) drops out of the queue after :data:`STALE_AFTER` seconds of silence, and
   a turn is a lease: held longer than the request's own deadline allows, it
   lapses (and the delay still counts from its end). A lost worker cannot block a
-  host for more than one request's deadline.
+  host for more than one lease: a request's deadline and a margin (a turn kept
+  across requests included: unrenewed, it lapses as one request's would).
 - **A lapsed turn is never used.** A holder held up between its turn and its request
   (its process stopped, starved, or swapped out for longer than the lease) may find
   that the table gave the host to another meanwhile; the table cannot stop a request
@@ -54,11 +71,12 @@ Design, and why:
 - **Clocks stay local.** The table measures time with its own monotonic clock
   and hands out durations, never instants, so machines need not agree on the
   time.
-- **It counts the pages.** Every request of every site ends at the table, so
-  the table also counts the pages fetched across the fleet (a page request the
-  site answered, whatever the status; robots.txt and sitemaps are not pages):
-  the fleet's progress reads it while sites are still in flight, at no cost of
-  its own (the count rides on the call that ends a turn).
+- **It counts the pages.** Every turn of every site ends at the table, so the
+  table also counts the pages fetched across the fleet (a page request the site
+  answered, whatever the status; robots.txt and sitemaps are not pages): the
+  fleet's progress reads it while sites are still in flight, at no cost of its
+  own (the count rides on the calls that renew and end a turn: it lags a site's
+  kept turn, at most :data:`CHECK_EVERY` seconds of it).
 - **Forgetful, within reason.** A host whose delay has passed, with no turn held,
   nobody waiting and nothing learnt (no Crawl-delay, no back-off) is dropped: a
   fleet of 10,000 sites does not keep 10,000 hosts in the table, and asking
@@ -78,34 +96,39 @@ Touches: nothing.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from auditor.errors import AuditorError
-from auditor.sampler.pacing import DEFAULT_DELAY, MAX_DELAY, SLOW_DOWN_FACTOR
+from auditor.fleet.table import (
+    CHECK_EVERY,
+    FORGET_EVERY,
+    KEPT,
+    LAPSED,
+    MIN_POLL,
+    OVERLOADED,
+    STALE_AFTER,
+    WANTED,
+    HostTable,
+)
+from auditor.sampler.pacing import MAX_DELAY, SLOW_DOWN_FACTOR
 
 __all__ = [
+    "CHECK_EVERY",
     "FORGET_EVERY",
+    "KEPT",
+    "LAPSED",
     "MIN_POLL",
     "STALE_AFTER",
+    "WANTED",
     "GateLost",
     "GateTable",
     "HostGate",
     "HostTable",
     "host_of",
 ]
-
-#: The shortest wait the table hands out while another request holds the host
-#: (with a zero delay, how often a waiter asks again).
-MIN_POLL = 0.02
-#: A waiter that has not come back this long after it was told to is dropped.
-STALE_AFTER = 2.0
-#: Seconds between two looks for hosts the table may forget.
-FORGET_EVERY = 30.0
-_OVERLOADED = frozenset({429, 503})
 
 
 class GateLost(AuditorError):
@@ -123,164 +146,16 @@ def host_of(url: str) -> str:
     return host_key(urlsplit(url).hostname or "")
 
 
-@dataclass
-class _Host:
-    base: float  # --delay or the largest Crawl-delay, whichever is larger
-    delay: float  # the base, or more after 429/503
-    ready_at: float = 0.0  # table-clock time the next request may start
-    holder: str | None = None
-    lease_until: float = 0.0
-    waiting: dict[str, float] = field(default_factory=dict)  # holder -> expected back
-
-
-class HostTable:
-    """Every host's turn, delay and queue. Non-blocking; one per fleet (a Dask actor).
-
-    Times are this table's own monotonic clock; callers only ever get durations.
-    """
-
-    def __init__(
-        self,
-        delay: float = DEFAULT_DELAY,
-        *,
-        quiet: float = 0.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.default_delay = delay
-        self._clock = clock
-        self._hosts: dict[str, _Host] = {}
-        self._lock = threading.Lock()
-        self.granted = 0  # turns handed out, for the record
-        self._pages = 0  # page requests answered, across the fleet
-        self._quiet_until = clock() + quiet  # no turn before (a table started again)
-        self._next_sweep = clock() + FORGET_EVERY
-
-    @property
-    def hosts(self) -> int:
-        """Hosts the table keeps state for."""
-        return len(self._hosts)
-
-    def _host(self, host: str, now: float) -> _Host:
-        if now >= self._next_sweep:
-            self._forget(now)
-        state = self._hosts.get(host)
-        if state is None:
-            state = _Host(self.default_delay, self.default_delay, ready_at=self._quiet_until)
-            self._hosts[host] = state
-        _tidy(state, now)
-        return state
-
-    def _forget(self, now: float) -> None:
-        """Drop the hosts that have nothing to remember (see the module's docstring)."""
-        self._next_sweep = now + FORGET_EVERY
-        for name, state in list(self._hosts.items()):
-            _tidy(state, now)
-            if (
-                state.holder is None
-                and not state.waiting
-                and now >= state.ready_at
-                and state.delay == state.base == self.default_delay
-            ):
-                del self._hosts[name]
-
-    def ask(self, host: str, holder: str, lease: float) -> float:
-        """0 when ``holder`` now holds ``host``'s turn (for at most ``lease`` seconds);
-        otherwise the seconds to wait before asking again."""
-        with self._lock:
-            now = self._clock()
-            state = self._host(host, now)
-            state.waiting.setdefault(holder, now)
-            first = next(iter(state.waiting))
-            if state.holder is None and now >= state.ready_at and first == holder:
-                del state.waiting[holder]
-                state.holder, state.lease_until = holder, now + lease
-                self.granted += 1
-                return 0.0
-            if state.holder is not None:
-                wait = max(MIN_POLL, min(state.delay, state.lease_until - now))
-            else:
-                wait = max(state.ready_at - now, 0.0) + (0.0 if first == holder else MIN_POLL)
-            state.waiting[holder] = now + wait
-            return wait
-
-    def done(
-        self,
-        host: str,
-        holder: str,
-        status: int | None = None,
-        retry_after: float | None = None,
-        page: bool = False,
-    ) -> None:
-        """``holder``'s request to ``host`` is over (its body closed, or it failed): the
-        delay starts now. ``status`` is the answer (None: no answer at all); ``page``
-        says the request was for one of the site's pages (counted when answered)."""
-        with self._lock:
-            now = self._clock()
-            if page and status is not None:
-                self._pages += 1
-            state = self._host(host, now)
-            if state.holder == holder:
-                state.holder = None
-            if status in _OVERLOADED:
-                self._slow_down(state, now, retry_after)
-            elif status is not None:
-                state.delay = max(state.base, state.delay / SLOW_DOWN_FACTOR)
-            state.ready_at = max(state.ready_at, now + state.delay)
-
-    def leave(self, host: str, holder: str) -> None:
-        """``holder`` stops waiting for ``host`` (it gave up)."""
-        with self._lock:
-            self._host(host, self._clock()).waiting.pop(holder, None)
-
-    def pages_fetched(self) -> int:
-        """Page requests answered so far, every site and host together."""
-        with self._lock:
-            return self._pages
-
-    def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None:
-        """A robots.txt of ``host`` asked for this Crawl-delay: it becomes the floor when
-        larger (capped at MAX_DELAY), for every site on the host."""
-        if not crawl_delay:
-            return
-        with self._lock:
-            state = self._host(host, self._clock())
-            state.base = min(MAX_DELAY, max(state.base, crawl_delay))
-            state.delay = max(state.delay, state.base)
-
-    def delay_for(self, host: str) -> float:
-        """The current delay of ``host``."""
-        with self._lock:
-            return self._host(host, self._clock()).delay
-
-    def slow_down(self, host: str, retry_after: float | None) -> float:
-        """``host`` said it is overloaded: double its delay, honour ``Retry-After``;
-        returns the seconds until it may be asked again."""
-        with self._lock:
-            now = self._clock()
-            return self._slow_down(self._host(host, now), now, retry_after)
-
-    def _slow_down(self, state: _Host, now: float, retry_after: float | None) -> float:
-        asked = min(retry_after or 0.0, MAX_DELAY)
-        state.delay = min(MAX_DELAY, max(state.delay * SLOW_DOWN_FACTOR, asked))
-        state.ready_at = max(state.ready_at, now + state.delay)
-        return state.ready_at - now
-
-
-def _tidy(state: _Host, now: float) -> None:
-    """Lapse an overdue lease and drop the waiters that stopped asking."""
-    if state.holder is not None and now > state.lease_until:
-        state.holder = None  # the lease lapsed: its holder is gone or stuck
-        state.ready_at = max(state.ready_at, state.lease_until + state.delay)
-    for waiter, back in list(state.waiting.items()):
-        if now > back + STALE_AFTER:
-            del state.waiting[waiter]
-
-
 class GateTable(Protocol):
     """What :class:`HostGate` needs of a table: a :class:`HostTable`, or a proxy of one
     living in a Dask actor (:class:`auditor.fleet.cluster.ActorTable`)."""
 
     def ask(self, host: str, holder: str, lease: float) -> float: ...
+    def hold(self, host: str, holder: str, lease: float) -> tuple[float, float, float]: ...
+    def renew(self, host: str, holder: str, lease: float, pages: int = ...) -> str: ...
+    def end(
+        self, host: str, holder: str, delay: float, ready_in: float, pages: int = ...
+    ) -> None: ...
     def done(
         self,
         host: str,
@@ -295,11 +170,37 @@ class GateTable(Protocol):
     def slow_down(self, host: str, retry_after: float | None) -> float: ...
 
 
+@dataclass
+class _Kept:
+    """A host's turn a :class:`HostGate` keeps across requests, on the gate's clock."""
+
+    asked: float  # when the turn (or its last renewal) was asked for: its lease counts from it
+    delay: float  # the host's delay, kept here while the turn is
+    base: float  # its floor (--delay, Crawl-delay)
+    ready: float  # the next request may start
+    pages: int = 0  # pages answered, not told to the table yet
+    busy: bool = False  # a request is under way
+
+    def answered(self, now: float, status: int | None, retry_after: float | None) -> None:
+        """A request ended ``now``: the delay counts from it, slowed down or eased back
+        as the table would (:meth:`HostTable.done`)."""
+        if status in OVERLOADED:
+            asked = min(retry_after or 0.0, MAX_DELAY)
+            self.delay = min(MAX_DELAY, max(self.delay * SLOW_DOWN_FACTOR, asked))
+        elif status is not None:
+            self.delay = max(self.base, self.delay / SLOW_DOWN_FACTOR)
+        self.ready = max(self.ready, now + self.delay)
+
+
 class HostGate:
     """One site's side of the fleet's table: the HostPacer interface, shared by all.
 
-    ``wait_turn`` blocks until the host's turn is this holder's; ``finished`` ends it.
-    ``lease`` bounds how long a turn may be held (the request's deadline and a margin).
+    ``wait_turn`` blocks until the host's turn is this holder's; ``finished`` ends its
+    request. The turn is kept for the site's next requests to the host, the delay
+    between them kept here, until the site moves on to another host, someone else waits
+    for it (heard every ``check_every`` seconds), or :meth:`let_go`: a site on a host of
+    its own asks the table twice, not twice a request. ``lease`` bounds how long a turn
+    may be held without a word to the table (a request's deadline and a margin).
     """
 
     def __init__(
@@ -310,30 +211,66 @@ class HostGate:
         lease: float,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        check_every: float = CHECK_EVERY,
     ) -> None:
         self.table = table
         self.holder = holder
         self.lease = lease
         self._clock = clock
         self._sleep = sleep
+        self._check_every = check_every
         self.waited = 0.0  # seconds spent waiting for turns, for the record
         self.taken_again = 0  # turns found lapsed before their request, taken again
-        self._asked: dict[str, float] = {}  # host -> when the turn held was asked for
+        self.handed_over = 0  # turns given back because another site waited
+        self._kept: dict[str, _Kept] = {}  # host -> the turn kept
 
     def wait_turn(self, host: str, until: float | None = None) -> bool:
-        """Sleep until ``host`` is ours; False (having waited no later than ``until``, a
-        time on this gate's clock) when the turn would come after it."""
+        """Sleep until ``host`` is ours and its delay is over; False (having waited no
+        later than ``until``, a time on this gate's clock) when the turn would come after
+        it."""
+        self._let_go_of_others(host)
+        kept = self._kept.get(host)
+        if kept is not None:
+            if until is not None and kept.ready > until:
+                self._give_back(host)
+                return False
+            self._pause(kept.ready - self._clock())
+            if self._still_ours(host, kept):
+                kept.busy = True
+                return True
+        return self._ask(host, until)
+
+    def _ask(self, host: str, until: float | None) -> bool:
         while True:
             asked = self._clock()
-            wait = self.table.ask(host, self.holder, self.lease)
+            wait, delay, base = self.table.hold(host, self.holder, self.lease)
             if wait <= 0:
-                self._asked[host] = asked
+                self._kept[host] = _Kept(asked, delay, base, asked, busy=True)
                 return True
             if until is not None and self._clock() + wait > until:
                 self.table.leave(host, self.holder)
                 return False
-            self.waited += wait
-            self._sleep(wait)
+            self._pause(wait)
+
+    def _pause(self, seconds: float) -> None:
+        if seconds > 0:
+            self.waited += seconds
+            self._sleep(seconds)
+
+    def _still_ours(self, host: str, kept: _Kept) -> bool:
+        """True when the kept turn goes on: kept for less than ``check_every``, or
+        renewed; otherwise it is given back (another waits, or it lapsed)."""
+        asked = self._clock()
+        if asked - kept.asked < self._check_every:
+            return True
+        answer = self.table.renew(host, self.holder, self.lease, kept.pages)
+        kept.pages = 0
+        if answer == KEPT:
+            kept.asked = asked
+            return True
+        self.handed_over += answer == WANTED
+        self._give_back(host)
+        return False
 
     def finished(
         self,
@@ -345,31 +282,68 @@ class HostGate:
     ) -> None:
         """The request to ``host`` is over; ``status`` is how it was answered; ``page``:
         it was for one of the site's pages (the table counts those)."""
-        self._asked.pop(host, None)
-        self.table.done(host, self.holder, status, retry_after, page)
+        kept = self._kept.get(host)
+        if kept is None:  # not a turn of ours (any more): the table hears of it at once
+            self.table.done(host, self.holder, status, retry_after, page)
+            return
+        kept.busy = False
+        kept.pages += page and status is not None
+        kept.answered(self._clock(), status, retry_after)
+
+    def let_go(self) -> None:
+        """Give back every turn kept (the site is over)."""
+        for host in list(self._kept):
+            self._give_back(host)
+
+    def _let_go_of_others(self, host: str) -> None:
+        """Give back the turns kept of other hosts, but those with a request under way:
+        a site moving on from a host leaves it to the others."""
+        for other, kept in list(self._kept.items()):
+            if other != host and not kept.busy:
+                self._give_back(other)
+
+    def _give_back(self, host: str) -> None:
+        kept = self._kept.pop(host)
+        ready_in = kept.ready - self._clock()
+        self.table.end(host, self.holder, kept.delay, ready_in, kept.pages)
 
     def holds(self, host: str, seconds: float) -> bool:
         """True when the turn of ``host`` this gate took lasts ``seconds`` more: its
         lease counted from when it was asked for (the table granted it no earlier), so
         a request that ends within ``seconds`` ends within the lease."""
-        asked = self._asked.get(host)
-        return asked is not None and self._clock() + seconds <= asked + self.lease
+        kept = self._kept.get(host)
+        return kept is not None and self._clock() + seconds <= kept.asked + self.lease
 
     def take_again(self, host: str, until: float | None = None) -> bool:
         """Give back a turn of ``host`` that would lapse too soon (unused: the delay
         counts from now) and wait for a new one, as :meth:`wait_turn`."""
         self.taken_again += 1
         self.finished(host)
-        return self.wait_turn(host, until)
+        if host in self._kept:
+            self._give_back(host)
+        return self._ask(host, until)
 
     def delay_for(self, host: str) -> float:
-        """The host's current delay, as the whole fleet keeps it."""
-        return self.table.delay_for(host)
+        """The host's current delay, as the whole fleet keeps it (this gate, while it
+        keeps the host's turn)."""
+        kept = self._kept.get(host)
+        return kept.delay if kept is not None else self.table.delay_for(host)
 
     def honour_crawl_delay(self, host: str, crawl_delay: float | None) -> None:
         """Make a Crawl-delay the host's floor for every site on it."""
+        if not crawl_delay:
+            return
         self.table.honour_crawl_delay(host, crawl_delay)
+        kept = self._kept.get(host)
+        if kept is not None:
+            kept.base = min(MAX_DELAY, max(kept.base, crawl_delay))
+            kept.delay = max(kept.delay, kept.base)
 
     def slow_down(self, host: str, retry_after: float | None) -> float:
         """The host is overloaded: slow every site on it down."""
-        return self.table.slow_down(host, retry_after)
+        kept = self._kept.get(host)
+        if kept is None:
+            return self.table.slow_down(host, retry_after)
+        now = self._clock()
+        kept.answered(now, 429, retry_after)
+        return kept.ready - now

@@ -12,6 +12,7 @@ Touches: the network.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass, replace
 
@@ -69,9 +70,11 @@ def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure | 
     page_client = GatedHttpClient(page_http, gate, limit, pages=True)
     clients = Clients(walk_client, page_client, FleetPacer(options.sample.delay, gate))
     outcome: AuditBundle | SiteFailure
+    lost = False
     try:
         outcome = run_audit(task.target, task.previous, options, clients=clients)
     except GateLost as exc:
+        lost = True
         return GateLoss(task.site, str(exc))
     except Unreachable as exc:  # unless its time limit is why (below)
         outcome = SiteFailure(task.site, "unreachable", exc.cause)
@@ -80,6 +83,9 @@ def audit_task(task: SiteTask, table: GateTable) -> AuditBundle | SiteFailure | 
     finally:
         walk_client.close()
         page_client.close()
+        if not lost:  # (a lost table's turns lapse with it)
+            with contextlib.suppress(GateLost):
+                gate.let_go()
     if walk_client.refused or page_client.refused:
         detail = f"not finished within its time limit ({task.site_timeout:g} s)"
         return SiteFailure(task.site, "time-limit", detail)
