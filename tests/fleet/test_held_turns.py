@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -167,3 +168,102 @@ def _fetch_all(client: GatedHttpClient, gate: HostGate, urls: list[str]) -> None
             assert isinstance(result, Response)
             b"".join(result.body)
     gate.let_go()
+
+
+def test_two_sites_on_one_host_in_two_worker_processes_hand_it_over_politely(cluster_client):
+    """Each site on a worker process of its own, one host (two ports), each site longer
+    than CHECK_EVERY: the host goes from one to the other and back, never two requests
+    closer than the delay."""
+    from auditor.audit import AuditBundle, AuditOptions, Previous
+    from auditor.fleet.cluster import start_gate
+    from auditor.fleet.engine import run_on_worker
+    from auditor.fleet.work import SiteTask
+    from auditor.http import PAGE_ACCEPT
+    from auditor.sampler import SampleOptions
+    from auditor.walker import WalkOptions
+
+    delay = 0.4
+    options = AuditOptions(
+        walk=WalkOptions(http=HttpOptions(timeout=5)),
+        sample=SampleOptions(
+            sample=16, delay=delay, http=HttpOptions(timeout=5, retries=0, accept=PAGE_ACCEPT)
+        ),
+        seed=7,
+    )
+    servers = [SiteServer(simulated("accurate-jsonld", n), host="127.0.9.22") for n in (1, 2)]
+    ref, alive = start_gate(cluster_client, delay)
+    try:
+        workers = sorted(cluster_client.nthreads())
+        futures = [
+            cluster_client.submit(
+                run_on_worker,
+                SiteTask(s.origin, s.origin, Previous(), options, 120.0),
+                ref,
+                workers=[worker],
+                allow_other_workers=False,
+                pure=False,
+            )
+            for s, worker in zip(servers, workers, strict=True)
+        ]
+        outcomes = [f.result(timeout=120) for f in futures]
+        assert all(isinstance(o, AuditBundle) for o in outcomes), outcomes
+        settled(servers)
+        assert too_close(servers, delay) == []
+        order = [n for _, n in sorted((r.at, n) for n, s in enumerate(servers) for r in s.log)]
+        switches = sum(a != b for a, b in itertools.pairwise(order))
+        assert switches >= 2, [len(s.log) for s in servers]  # one, the other, the first again
+    finally:
+        alive.release()
+        for server in servers:
+            server.close()
+
+
+def _hold_and_die(line: object, origin: str, lease: float, ready: Any) -> None:
+    """In a process of its own: take the host's turn over the table's socket, make one
+    request on it, say so, and wait to be killed (the turn still kept)."""
+    from auditor.fleet.channel import DirectTable
+
+    gate = HostGate(DirectTable(line, 5.0), "doomed", lease=lease)  # type: ignore[arg-type]
+    client = GatedHttpClient(HttpOptions(timeout=1), gate, TimeLimit.starting_now(60))
+    response = client.get(origin + "/robots.txt")
+    assert isinstance(response, Response)
+    response.close()
+    ready.set()
+    time.sleep(60)
+
+
+def test_a_worker_process_killed_keeping_a_turn_blocks_the_host_no_longer_than_its_lease():
+    import multiprocessing
+    import os
+    import signal
+
+    from auditor.fleet.channel import TableServer
+
+    delay, lease = 0.3, 2.0
+    table = HostTable(delay)
+    line = TableServer(table, "127.0.0.1")
+    servers = [SiteServer(simulated("accurate-jsonld", n), host="127.0.9.23") for n in (1, 2)]
+    context = multiprocessing.get_context("fork")
+    ready = context.Event()
+    args = (line.line, servers[0].origin, lease, ready)
+    doomed = context.Process(target=_hold_and_die, args=args)
+    doomed.start()
+    try:
+        assert ready.wait(30)
+        os.kill(doomed.pid or 0, signal.SIGKILL)
+        doomed.join()
+        gate = HostGate(table, "b", lease=lease)
+        client = GatedHttpClient(HttpOptions(timeout=1), gate, TimeLimit.starting_now(60))
+        response = client.get(servers[1].origin + "/robots.txt")
+        assert isinstance(response, Response)
+        response.close()
+        gate.let_go()
+        settled(servers)
+        (killed,), (after,) = servers[0].log, servers[1].log
+        assert after.at >= killed.at + lease + delay - 0.05  # the lease lapsed, then the delay
+        assert after.at <= killed.at + lease + delay + 1.0  # and not much later
+    finally:
+        doomed.kill()
+        line.close()
+        for server in servers:
+            server.close()
