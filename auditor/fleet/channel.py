@@ -20,6 +20,9 @@ talks to it over one connection (:class:`DirectTable`): about 0.34 ms a call.
 - **Bounded.** A peer silent during the handshake is dropped after
   :data:`HANDSHAKE_TIMEOUT`; a call unanswered within the table's timeout, a reset
   connection or a refused one is :class:`~auditor.fleet.gate.GateLost`, as for the actor.
+- **One connection a worker thread**, kept from one site to the next
+  (:func:`thread_table`): a site of its own host makes two or three calls
+  (:mod:`auditor.fleet.gate`), fewer than a connection's handshakes.
 - **Where the socket cannot be reached** (a firewall that lets only Dask's own ports
   through), a worker uses the actor instead and remembers it
   (:meth:`auditor.fleet.cluster.GateRef.table`).
@@ -51,6 +54,7 @@ __all__ = [
     "Line",
     "RemoteTable",
     "TableServer",
+    "thread_table",
 ]
 
 #: Seconds to connect to a table's socket before the worker falls back to the actor.
@@ -147,7 +151,12 @@ class RemoteTable:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Let the table go (the site is over)."""
+        """Let the table go."""
+
+    def site_over(self) -> None:
+        """The site that used the table is over: let it go (a subclass may keep it for
+        the thread's next site)."""
+        self.close()
 
     def ask(self, host: str, holder: str, lease: float) -> float:
         """See :meth:`HostTable.ask`."""
@@ -200,6 +209,10 @@ class DirectTable(RemoteTable):
     a TLS line and no context, a certificate or the key refused)."""
 
     def __init__(self, line: Line, timeout: float, tls: ssl.SSLContext | None = None) -> None:
+        self.line = line
+        self.timeout = timeout
+        self.kept = False  # kept for its thread's next site (:func:`thread_table`)
+        self.broken = False  # a call failed: the connection is not to be used again
         self._timeout = timeout
         if line.tls and tls is None:
             raise ConnectionRefusedError("the host table's socket is TLS: no certificate here")
@@ -219,17 +232,45 @@ class DirectTable(RemoteTable):
             raise ConnectionResetError("the host table hung up during the handshake") from exc
 
     def close(self) -> None:
-        """Hang up (the site is over)."""
+        """Hang up."""
+        self.broken = True
         self._connection.close()
+
+    def site_over(self) -> None:
+        """Hang up, unless kept for the thread's next site and still sound."""
+        if self.broken or not self.kept:
+            self.close()
 
     def _call(self, method: str, *args: object) -> Any:
         try:
             self._connection.send(json.dumps([method, args]).encode(), self._timeout)
             return json.loads(self._connection.recv(_LONGEST_MESSAGE, self._timeout))
         except (EOFError, OSError, ValueError) as exc:  # TimeoutError is an OSError
+            self.broken = True  # a message may be half sent or half read: never again
             raise GateLost(
                 f"the fleet's host table did not answer ({method}): {type(exc).__name__}: {exc}"
             ) from exc
+
+
+_THREAD = threading.local()  # .table: this thread's DirectTable, kept between sites
+
+
+def thread_table(line: Line, timeout: float, tls: ssl.SSLContext | None = None) -> DirectTable:
+    """This thread's connection to the table at ``line``, made on its first site and kept
+    for its next ones (:meth:`DirectTable.site_over`): a connection, its TLS and key
+    handshakes and a thread of the table's worker a site cost more than the two or three
+    calls a site now makes. Made again after a failed call, or for another table (one
+    started again, another fleet's); raises OSError as :class:`DirectTable` does."""
+    kept: DirectTable | None = getattr(_THREAD, "table", None)
+    if kept is not None and not kept.broken and (kept.line, kept.timeout) == (line, timeout):
+        return kept
+    if kept is not None:
+        _THREAD.table = None
+        kept.close()
+    made = DirectTable(line, timeout, tls)
+    made.kept = True
+    _THREAD.table = made
+    return made
 
 
 class _Framed:

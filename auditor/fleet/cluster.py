@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from auditor.fleet.channel import DirectTable, Line, RemoteTable, TableServer
+from auditor.fleet.channel import Line, RemoteTable, TableServer, thread_table
 from auditor.fleet.gate import GateLost, HostTable
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ class GateRef:
         actor when this worker cannot reach the socket (remembered for the process)."""
         if self.line is not None and self.line not in _UNREACHABLE:
             try:
-                return DirectTable(self.line, self.timeout, _tls_to(self.line))
+                return thread_table(self.line, self.timeout, _tls_to(self.line))
             except OSError as exc:
                 _UNREACHABLE.add(self.line)
                 log.warning(

@@ -328,7 +328,7 @@ def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure | 
     try:
         return audit_task(task, table)
     finally:
-        table.close()
+        table.site_over()
 
 
 def _shipped(client: Client, task: SiteTask) -> SiteTask | Future[Any]:

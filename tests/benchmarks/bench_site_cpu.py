@@ -13,9 +13,10 @@ is not counted here), each audited as a fleet's first audit of it (``--sample 20
 the task pickled, the bundle unpickled, :func:`auditor.audit.save_audit` to SQLite) and
 what a worker does (the task unpickled, :func:`auditor.fleet.work.audit_task` with the
 host table over its own socket (:mod:`auditor.fleet.channel`, served from this process as
-a worker serves it), the bundle pickled). Dask's own scheduling is not here. Prints the
-CPU seconds a site (``time.process_time``: every thread of this process) of each part,
-the median of ``--rounds`` rounds.
+a worker serves it, one connection kept from site to site as a worker thread keeps it),
+the bundle pickled). Dask's own scheduling is not here. Prints the CPU seconds a site
+(``time.process_time``: every thread of this process) of each part, the median of
+``--rounds`` rounds.
 
 ``--fleet``: the same sites as one fleet through the library (:func:`auditor.fleet.audit_fleet`
 on a local cluster of 2 worker processes, ``--concurrency`` in flight, ``--delay``), and the
@@ -50,7 +51,7 @@ from tests.benchmarks.bench_fleet import _raise_file_limit, _servers  # noqa: E4
 def _round(origins: list[str], folder: Path, profile: cProfile.Profile | None) -> dict[str, float]:
     """Audit every origin once into a fresh history: CPU seconds by part, summed."""
     from auditor.audit import AuditBundle, AuditOptions, previous_of, save_audit
-    from auditor.fleet.channel import DirectTable, TableServer
+    from auditor.fleet.channel import TableServer, thread_table
     from auditor.fleet.gate import HostTable
     from auditor.fleet.work import SiteTask, audit_task
     from auditor.history import History
@@ -78,9 +79,9 @@ def _round(origins: list[str], folder: Path, profile: cProfile.Profile | None) -
             task = SiteTask(origin, origin, previous_of(history, origin), options, 600.0)
             shipped = pickle.dumps(task, protocol=5)
             t1 = time.process_time()
-            table = DirectTable(server.line, 30.0)
+            table = thread_table(server.line, 30.0)  # as run_on_worker: kept between sites
             outcome = audit_task(pickle.loads(shipped), table)
-            table.close()
+            table.site_over()
             back = pickle.dumps(outcome, protocol=5)
             t2 = time.process_time()
             bundle = pickle.loads(back)
@@ -95,6 +96,7 @@ def _round(origins: list[str], folder: Path, profile: cProfile.Profile | None) -
     finally:
         if profile is not None:
             profile.disable()
+        thread_table(server.line, 30.0).close()
         server.close()
         history.close()
     return dict(parts)

@@ -90,6 +90,32 @@ def test_a_closed_table_answers_no_more_calls(served):
     table.close()
 
 
+def test_a_worker_thread_s_sites_share_one_connection_and_a_broken_one_is_made_again(served):
+    import threading
+
+    _, server = served
+    first = channel.thread_table(server.line, 5.0)
+    assert first.hold("example.com", "a", 30.0)[0] == 0.0
+    first.site_over()  # kept for this thread's next site
+    assert channel.thread_table(server.line, 5.0) is first
+    assert first.end("example.com", "a", 0.5, 0.0) is None  # still connected
+    elsewhere: list[object] = []
+    worker = threading.Thread(
+        target=lambda: elsewhere.append(channel.thread_table(server.line, 5.0))
+    )
+    worker.start()
+    worker.join()
+    assert elsewhere[0] is not first  # another thread, its own connection
+    elsewhere[0].close()  # type: ignore[attr-defined]
+    first._connection.close()  # the connection breaks
+    with pytest.raises(GateLost):
+        first.delay_for("example.com")
+    first.site_over()
+    again = channel.thread_table(server.line, 5.0)
+    assert again is not first and again.delay_for("example.com") == 0.5
+    again.site_over()
+
+
 def test_an_unanswered_call_is_a_lost_table_within_the_timeout():
     with socket.create_server(("127.0.0.1", 0)) as mute:  # accepts, never answers
         host, port = mute.getsockname()
