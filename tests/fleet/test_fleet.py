@@ -145,3 +145,29 @@ def test_the_local_cluster_s_workers_run_without_dask_s_profiler():
         settings = client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
         assert len(settings) == 2 and set(settings.values()) == {False}
     assert dask.config.get("distributed.worker.profile.enabled") is True  # here, unchanged
+
+
+def _ticks(dask_worker):  # type: ignore[no-untyped-def]
+    """On a worker: how often its event loop wakes for Dask's own looks."""
+    pcs = dask_worker.periodic_callbacks
+    return pcs["tick"].callback_time, pcs["monitor"].callback_time
+
+
+def test_the_local_cluster_looks_at_itself_seldom_when_idle():
+    """Dask's servers measure their event loop every 20 ms, their system every 0.5 s and
+    a worker's memory every 0.1 s: 65 ms of CPU a second for an idle local cluster of two
+    workers, beside a fleet whose sites mostly wait. Its own settings, here only."""
+    import dask
+
+    from auditor.fleet.cluster import local_client
+
+    with local_client(4) as client:
+        for tick, monitor in client.run(_ticks).values():
+            assert tick >= 500 and monitor >= 1000  # milliseconds
+        scheduler = client.cluster.scheduler  # type: ignore[union-attr]
+        assert scheduler.periodic_callbacks["tick"].callback_time >= 500
+        intervals = client.run(
+            lambda: dask.config.get("distributed.worker.memory.monitor-interval")
+        )
+        assert set(intervals.values()) == {"500ms"}
+    assert dask.config.get("distributed.admin.tick.interval") == "20ms"  # here, unchanged
