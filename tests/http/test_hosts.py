@@ -109,6 +109,7 @@ def _fetch_both(clients, urls) -> None:
         response = client.get(url)
         assert isinstance(response, Response), response
         b"".join(response.body)
+        client.gate.let_go()  # the site is over: the turn it kept is given back
 
     threads = [threading.Thread(target=one, args=pair) for pair in zip(clients, urls, strict=True)]
     for thread in threads:
