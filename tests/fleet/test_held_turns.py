@@ -81,6 +81,18 @@ def test_an_overloaded_answer_slows_the_held_host_down_and_the_table_learns_it()
     assert table.ask("h", "b", 30) == pytest.approx(2.0)
 
 
+def test_a_crawl_delay_read_while_the_turn_is_kept_holds_at_once_and_for_every_site():
+    clock = Clock()
+    table = HostTable(1.0, clock=clock)
+    gate = HostGate(table, "a", lease=30, clock=clock, sleep=clock.sleep)
+    first = _request(gate, clock, "h", 0.5)  # robots.txt
+    gate.honour_crawl_delay("h", 4.0)
+    assert _request(gate, clock, "h", 0.5) == pytest.approx(first + 0.5 + 4.0)
+    gate.let_go()
+    assert table.delay_for("h") == 4.0
+    assert table.ask("h", "b", 30) == pytest.approx(4.0)
+
+
 def test_a_holder_that_hears_someone_waits_gives_the_host_back_and_queues_behind():
     clock = Clock()
     table = HostTable(0.5, clock=clock)
