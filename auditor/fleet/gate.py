@@ -180,6 +180,7 @@ class _Kept:
     ready: float  # the next request may start
     pages: int = 0  # pages answered, not told to the table yet
     busy: bool = False  # a request is under way
+    ended: float = float("-inf")  # when the last request ended
 
     def answered(self, now: float, status: int | None, retry_after: float | None) -> None:
         """A request ended ``now``: the delay counts from it, slowed down or eased back
@@ -189,6 +190,7 @@ class _Kept:
             self.delay = min(MAX_DELAY, max(self.delay * SLOW_DOWN_FACTOR, asked))
         elif status is not None:
             self.delay = max(self.base, self.delay / SLOW_DOWN_FACTOR)
+        self.ended = now
         self.ready = max(self.ready, now + self.delay)
 
 
@@ -335,9 +337,10 @@ class HostGate:
             return
         self.table.honour_crawl_delay(host, crawl_delay)
         kept = self._kept.get(host)
-        if kept is not None:
+        if kept is not None:  # from the end of the request before, as any delay
             kept.base = min(MAX_DELAY, max(kept.base, crawl_delay))
             kept.delay = max(kept.delay, kept.base)
+            kept.ready = max(kept.ready, kept.ended + kept.delay)
 
     def slow_down(self, host: str, retry_after: float | None) -> float:
         """The host is overloaded: slow every site on it down."""
