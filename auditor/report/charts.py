@@ -13,9 +13,11 @@ kind of chart keeps its figure, axes and canvas (:class:`_Surface`, one per thre
 one report to the next: what every chart of its kind shows alike (title, fixed labels,
 grid, locators) is set once, and each report removes the previous one's data, limits
 and legend before drawing its own. Making the axes and their ticks was about a third of
-a chart's CPU, and the renderer kept keeps its measures of the texts drawn before. A
-chart drawn so is the same image as one drawn on new axes (tested). The PNG is written
-here, from the canvas's pixels (:func:`png_bytes`).
+a chart's CPU, and the renderer kept keeps its measures of the texts drawn before and
+their glyphs (:class:`auditor.report.agg.ReplayingCanvas`: the title, labels and legend
+are drawn at the same places each time). A chart drawn so is the same image as one drawn
+on new axes (tested). The PNG is written here, from the canvas's pixels
+(:func:`png_bytes`).
 
 Touches: the disk.
 """
@@ -41,6 +43,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
+
+from auditor.report.agg import ReplayingCanvas
 
 __all__ = [
     "VERDICT_COLOURS",
@@ -113,7 +117,7 @@ def _surface(kind: str, build: Callable[[], tuple[Figure, tuple[Axes, ...]]]) ->
     surface = _kept().get(kind)
     if surface is None:
         figure, axes = build()
-        surface = _kept()[kind] = _Surface(figure, axes, FigureCanvasAgg(figure))
+        surface = _kept()[kind] = _Surface(figure, axes, ReplayingCanvas(figure))
     else:
         for axis in surface.axes:
             _empty(axis)
