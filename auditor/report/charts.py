@@ -24,6 +24,7 @@ Touches: the disk.
 
 from __future__ import annotations
 
+import functools
 import struct
 import threading
 import zlib
@@ -162,7 +163,8 @@ def png_bytes(pixels: np.ndarray) -> bytes:
     height, width = pixels.shape[:2]
     rows = np.empty((height, width * 3 + 1), np.uint8)  # each row: its filter, its pixels
     rows[:, 0] = _PNG_UP
-    rgb = pixels[:, :, :3].reshape(height, width * 3)  # a copy, contiguous: faster after
+    row_bytes = pixels.reshape(height, -1)  # a view of the canvas buffer
+    rgb = np.take(row_bytes, _rgb_bytes(width, pixels.shape[2]), axis=1)  # contiguous
     rows[0, 1:] = rgb[0]
     np.subtract(rgb[1:], rgb[:-1], out=rows[1:, 1:])  # modulo 256, as PNG's filter
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB
@@ -174,6 +176,13 @@ def png_bytes(pixels: np.ndarray) -> bytes:
             _png_chunk(b"IEND", b""),
         ]
     )
+
+
+@functools.cache
+def _rgb_bytes(width: int, channels: int) -> np.ndarray:
+    """Where a row of ``width`` pixels of ``channels`` bytes has its R, G and B bytes
+    (taking them so is twice as fast as copying the pixels' first three channels)."""
+    return np.arange(width * channels).reshape(width, channels)[:, :3].ravel()
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
