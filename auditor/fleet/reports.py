@@ -140,8 +140,9 @@ class ReportWriter:
         self.close()
 
     def start(self) -> None:
-        """Start the pool's processes and their imports now (they take seconds), for a
-        caller that knows it will draw many reports; else the pool starts with the first."""
+        """Start the pool's processes, their imports and charts now (they take seconds),
+        for a caller that knows it will draw many reports; else the pool starts with the
+        first."""
         with _children_deaf_to_ctrl_c():
             for _ in range(self.processes):
                 self._executor().submit(_warm)
@@ -268,7 +269,12 @@ def _lower_priority(niceness: int) -> None:
 
 
 def _warm() -> None:
-    import auditor.report.site  # noqa: F401 - matplotlib, jinja2, pandas: once per process
+    """Import what drawing takes (matplotlib, jinja2, pandas: once per process) and make
+    the charts, so that the first report is drawn as fast as the next."""
+    import auditor.report.site  # noqa: F401
+    from auditor.report import charts
+
+    charts.prepare()
 
 
 def _drawn(site: str, future: Future[str]) -> DrawnReport:

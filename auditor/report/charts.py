@@ -55,6 +55,7 @@ __all__ = [
     "draw_shared_values",
     "draw_signed_error",
     "png_bytes",
+    "prepare",
 ]
 
 #: One colour per verdict, the same in charts and in the HTML.
@@ -112,12 +113,13 @@ def _kept() -> dict[str, _Surface]:
     return kept
 
 
-def _surface(kind: str, build: Callable[[], tuple[Figure, tuple[Axes, ...]]]) -> _Surface:
-    """``kind``'s surface in this thread, emptied of its last chart's data; made by
-    ``build`` (the figure and what every chart of the kind shows alike) the first time."""
+def _surface(kind: str) -> _Surface:
+    """``kind``'s surface in this thread, emptied of its last chart's data; made by its
+    builder in :data:`_KINDS` (the figure and what every chart of the kind shows alike)
+    the first time."""
     surface = _kept().get(kind)
     if surface is None:
-        figure, axes = build()
+        figure, axes = _KINDS[kind]()
         surface = _kept()[kind] = _Surface(figure, axes, ReplayingCanvas(figure))
     else:
         for axis in surface.axes:
@@ -141,13 +143,11 @@ def _empty(axis: Axes) -> None:
 
 
 @contextmanager
-def _chart(
-    kind: str, build: Callable[[], tuple[Figure, tuple[Axes, ...]]], path: Path
-) -> Iterator[tuple[Axes, ...]]:
+def _chart(kind: str, path: Path) -> Iterator[tuple[Axes, ...]]:
     """The axes of ``kind``'s surface to draw on; drawn and written to ``path`` as a
     PNG after the block. A block that fails leaves no surface behind (the next chart of
     the kind starts on a new one)."""
-    surface = _surface(kind, build)
+    surface = _surface(kind)
     try:
         yield surface.axes
         surface.canvas.draw()  # type: ignore[no-untyped-call]
@@ -216,7 +216,7 @@ def draw_lastmod_over_time(table: pd.DataFrame, folder: Path) -> str | None:
     if table.empty:
         return None
     name = "lastmod_over_time.png"
-    with _chart("lastmod", _lastmod_surface, folder / name) as (axis,):
+    with _chart("lastmod", folder / name) as (axis,):
         unit = table.index.name or "month"
         for column in table.columns:
             axis.plot(table.index, table[column], drawstyle="steps-mid", label=str(column))
@@ -241,7 +241,7 @@ def draw_shared_values(table: pd.DataFrame, folder: Path) -> str | None:
     if table.empty:
         return None
     name = "shared_values.png"
-    with _chart("shared", _shared_surface, folder / name) as (axis,):
+    with _chart("shared", folder / name) as (axis,):
         labels = [pd.Timestamp(v).strftime("%Y-%m-%d %H:%M:%S") for v in table["value"]]
         rows = range(len(labels))  # numbered rows, not categories: nothing kept between charts
         axis.barh(rows, table["urls"].to_numpy()[::-1], color="#57606a")
@@ -270,7 +270,7 @@ def draw_sample_agreement(points: pd.DataFrame, folder: Path) -> str | None:
     if points.empty:
         return None
     name = "sample_agreement.png"
-    with _chart("agreement", _agreement_surface, folder / name) as (axis,):
+    with _chart("agreement", folder / name) as (axis,):
         for credible, colour, label in (
             (True, "#1a7f37", "credible"),
             (False, "#cf222e", "not credible"),
@@ -303,7 +303,7 @@ def draw_signed_error(points: pd.DataFrame, folder: Path) -> str | None:
     if credible.empty:
         return None
     name = "signed_error.png"
-    with _chart("error", _error_surface, folder / name) as (axis,):
+    with _chart("error", folder / name) as (axis,):
         axis.hist(credible["error_days"], bins=30, color="#0969da")
         axis.axvline(0, color="#57606a", linewidth=1)
     return name
@@ -328,7 +328,7 @@ def draw_history(points: pd.DataFrame, folder: Path) -> str | None:
     if points.empty:
         return None
     name = "history.png"
-    with _chart("history", _history_surface, folder / name) as (top, strip):
+    with _chart("history", folder / name) as (top, strip):
         runs = list(range(len(points)))  # one step per run, however far apart in time
         for metric, colour in (("precision", "#8250df"), ("recall", "#0969da")):
             values = points[metric].astype(float)
@@ -371,3 +371,22 @@ def _verdict_strip(strip: Axes, runs: list[int], points: pd.DataFrame) -> None:
         )
     strip.set_xticks(runs, labels, fontsize=8)
     strip.set_xlim(-0.5, len(runs) - 0.5)
+
+
+#: Each kind of chart's builder: its figure and what every chart of the kind shows alike.
+_KINDS: dict[str, Callable[[], tuple[Figure, tuple[Axes, ...]]]] = {
+    "lastmod": _lastmod_surface,
+    "shared": _shared_surface,
+    "agreement": _agreement_surface,
+    "error": _error_surface,
+    "history": _history_surface,
+}
+
+
+def prepare() -> None:
+    """Make this thread's charts and draw each once, empty (its fonts loaded, the glyphs
+    of its fixed texts kept), so that a process about to draw reports draws its first
+    as fast as the next. What it draws after is the same (tested)."""
+    for kind in _KINDS:
+        if kind not in _kept():
+            _surface(kind).canvas.draw()  # type: ignore[no-untyped-call]

@@ -41,6 +41,16 @@ def niceness_and_draw(data: ReportData, folder: str) -> str:
     return str(path)
 
 
+def charts_ready(data: ReportData, folder: str) -> str:
+    """Write which kinds of chart the pool process has made already, before any report."""
+    from auditor.report import charts
+
+    path = Path(folder) / "charts"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(" ".join(sorted(charts._kept())))
+    return str(path)
+
+
 def cannot_draw(data: ReportData, folder: str) -> str:
     raise RuntimeError(f"no ink for {data.site}")
 
@@ -117,6 +127,19 @@ def test_the_drawing_processes_yield_the_cpu_to_the_audits(saved, tmp_path):
         writer.drain()
         (finished,) = writer.take()
     assert Path(finished.path).read_text() == str(min(os.nice(0) + DRAWING_NICENESS, 19))
+
+
+def test_a_pool_started_early_has_its_charts_made_before_the_first_report(saved, tmp_path):
+    database, results = saved
+    with (
+        History.open(database) as history,
+        ReportWriter(history, tmp_path, processes=1, draw=charts_ready) as writer,
+    ):
+        writer.start()
+        writer.add(results[0].site)
+        writer.drain()
+        (finished,) = writer.take()
+    assert Path(finished.path).read_text() == "agreement error history lastmod shared"
 
 
 def test_a_report_that_cannot_be_drawn_comes_back_without_a_file(saved, tmp_path, caplog):

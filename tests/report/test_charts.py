@@ -24,12 +24,15 @@ from auditor.report.charts import draw_history, png_bytes
 from auditor.sampler import SampleOptions
 from tests.processes import run_recording
 
-#: Draws the pickled report data given into the folder given, in a new interpreter.
+#: Draws the pickled report data given into the folder given, in a new interpreter
+#: (after preparing its charts when told so).
 FRESH_PROCESS = """
 import json, pickle, sys
 from pathlib import Path
-from auditor.report import write_site_report
+from auditor.report import charts, write_site_report
 data = pickle.loads(Path(sys.argv[2]).read_bytes())
+if sys.argv[4:] == ["prepared"]:
+    charts.prepare()
 write_site_report(data, Path(sys.argv[3]))
 Path(sys.argv[1]).write_text(json.dumps("drawn"))
 """
@@ -63,12 +66,17 @@ def test_a_report_drawn_after_others_is_the_same_as_in_a_new_process(two_reports
     write_site_report(b, tmp_path / "b")
     write_site_report(a, tmp_path / "a-again")
     (tmp_path / "a.pickle").write_bytes(pickle.dumps(a))
-    run_recording(tmp_path, FRESH_PROCESS, str(tmp_path / "a.pickle"), str(tmp_path / "fresh"))
+    data = str(tmp_path / "a.pickle")
+    run_recording(tmp_path, FRESH_PROCESS, data, str(tmp_path / "fresh"))
+    run_recording(tmp_path, FRESH_PROCESS, data, str(tmp_path / "prepared"), "prepared")
 
-    first, again, fresh = (_pngs(tmp_path / name) for name in ("a", "a-again", "fresh"))
+    first, again, fresh, prepared = (
+        _pngs(tmp_path / name) for name in ("a", "a-again", "fresh", "prepared")
+    )
     assert len(first) == 5  # every chart of the report
     assert again == first
     assert fresh == first
+    assert prepared == first
     other = _pngs(tmp_path / "b")
     assert other.keys() & first.keys()
     assert all(other[name] != first[name] for name in other.keys() & first.keys())
