@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -42,6 +43,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
@@ -94,6 +96,8 @@ class _Surface:
     figure: Figure
     axes: tuple[Axes, ...]
     canvas: FigureCanvasAgg
+    #: Whether the legend is the kind's, made with the axes and kept (else each chart's).
+    fixed_legend: bool = False
 
 
 def _figure(margins: Margins, size: tuple[float, float] = _SIZE) -> Figure:
@@ -120,21 +124,23 @@ def _surface(kind: str) -> _Surface:
     surface = _kept().get(kind)
     if surface is None:
         figure, axes = _KINDS[kind]()
-        surface = _kept()[kind] = _Surface(figure, axes, ReplayingCanvas(figure))
+        fixed = kind in _FIXED_LEGENDS
+        surface = _kept()[kind] = _Surface(figure, axes, ReplayingCanvas(figure), fixed)
     else:
         for axis in surface.axes:
-            _empty(axis)
+            _empty(axis, surface.fixed_legend)
     return surface
 
 
-def _empty(axis: Axes) -> None:
+def _empty(axis: Axes, fixed_legend: bool = False) -> None:
     """``axis`` as new but for what its kind of chart set once: no data drawn, no
-    legend, no data limits, limits automatic again, the colour cycle at its start."""
+    legend (but a fixed one), no data limits, limits automatic again, the colour cycle
+    at its start."""
     drawn = [*axis.lines, *axis.collections, *axis.patches, *axis.texts, *axis.images]
     for artist in [*drawn, *axis.artists]:
         artist.remove()
     axis.containers.clear()
-    if axis.legend_ is not None:
+    if axis.legend_ is not None and not fixed_legend:
         axis.legend_.remove()
     axis.dataLim.set_points(Bbox.null().get_points())
     axis.ignore_existing_data_limits = True
@@ -309,6 +315,10 @@ def draw_signed_error(points: pd.DataFrame, folder: Path) -> str | None:
     return name
 
 
+#: The history's metrics and their colours (its legend, made once: see _history_surface).
+_METRICS = (("precision", "#8250df"), ("recall", "#0969da"))
+
+
 def _history_surface() -> tuple[Figure, tuple[Axes, Axes]]:
     figure = _figure(_HISTORY, (_SIZE[0], _SIZE[1] + 0.6))
     top, strip = figure.subplots(2, 1, sharex=True, height_ratios=(3, 1))
@@ -317,6 +327,14 @@ def _history_surface() -> tuple[Figure, tuple[Axes, Axes]]:
         top, "Across runs: precision P(changed | lastmod advanced), recall P(advanced | changed)"
     )
     top.grid(alpha=0.3)
+    nothing = [float("nan")]  # a run without the metric: bars and caps, drawn nowhere
+    made = [
+        _interval_bars(top, metric, colour, [0], nothing, [nothing, nothing])
+        for metric, colour in _METRICS
+    ]
+    top.legend(fontsize=8, loc="lower left")  # the kind's: the same whatever is drawn
+    for bars in made:
+        bars.remove()
     strip.set_yticks([])
     strip.set_ylabel("verdict")
     strip.set_xlabel("run (started, UTC)")
@@ -330,19 +348,27 @@ def draw_history(points: pd.DataFrame, folder: Path) -> str | None:
     name = "history.png"
     with _chart("history", folder / name) as (top, strip):
         runs = list(range(len(points)))  # one step per run, however far apart in time
-        for metric, colour in (("precision", "#8250df"), ("recall", "#0969da")):
+        for metric, colour in _METRICS:
             values = points[metric].astype(float)
+            if values.isna().all():  # nothing to draw (a site's first run)
+                continue
             low = values - points[f"{metric}_low"].astype(float)
             high = points[f"{metric}_high"].astype(float) - values
-            top.errorbar(
-                runs, values, yerr=[low, high], marker="o", capsize=3, color=colour, label=metric
-            )
+            _interval_bars(top, metric, colour, runs, values, [low, high])
         top.set_ylim(-0.05, 1.05)
-        top.legend(fontsize=8, loc="lower left")
         if points["precision"].isna().all() and points["recall"].isna().all():
             _first_run_note(top)
         _verdict_strip(strip, runs, points)
     return name
+
+
+def _interval_bars(
+    axis: Axes, metric: str, colour: str, runs: Any, values: Any, interval: Any
+) -> ErrorbarContainer:
+    """A metric's values across runs, with their intervals (below, above)."""
+    return axis.errorbar(
+        runs, values, yerr=interval, marker="o", capsize=3, color=colour, label=metric
+    )
 
 
 def _first_run_note(axis: Axes) -> None:
@@ -381,6 +407,10 @@ _KINDS: dict[str, Callable[[], tuple[Figure, tuple[Axes, ...]]]] = {
     "error": _error_surface,
     "history": _history_surface,
 }
+
+
+#: The kinds whose legend is made with the axes and kept.
+_FIXED_LEGENDS = frozenset({"history"})
 
 
 def prepare() -> None:
