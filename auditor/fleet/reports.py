@@ -269,12 +269,12 @@ def _lower_priority(niceness: int) -> None:
 
 
 def _warm() -> None:
-    """Import what drawing takes (matplotlib, jinja2, pandas: once per process) and make
-    the charts, so that the first report is drawn as fast as the next."""
-    import auditor.report.site  # noqa: F401
-    from auditor.report import charts
+    """Import what drawing takes (matplotlib, jinja2, pandas: once per process), make
+    the charts and compile the template, so that the first report is drawn as fast as
+    the next."""
+    from auditor.report import site
 
-    charts.prepare()
+    site.prepare()
 
 
 def _drawn(site: str, future: Future[str]) -> DrawnReport:

@@ -32,7 +32,15 @@ from auditor.scorer.verdict import DEFAULT_RECHECK_DAYS
 from auditor.terminal import no_sample, plain_verdict
 from auditor.words import counted
 
-__all__ = ["advice", "plan_interval", "planned", "render_site", "site_slug", "write_site_report"]
+__all__ = [
+    "advice",
+    "plan_interval",
+    "planned",
+    "prepare",
+    "render_site",
+    "site_slug",
+    "write_site_report",
+]
 
 #: The coverage table's columns: finding code and heading.
 COVERAGE_COLUMNS = (
@@ -201,6 +209,14 @@ def render_site(data: ReportData, chart_list: dict[str, list[Chart]]) -> str:
             version=__version__,
         )
     )
+
+
+def prepare() -> None:
+    """Ready this process (this thread) to draw reports: the charts made
+    (:func:`charts.prepare`) and the report's template compiled, so that its first
+    report costs what the next do."""
+    charts.prepare()
+    environment().get_template("site.html")
 
 
 def to_the_second(instant: str | datetime) -> str:

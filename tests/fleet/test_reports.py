@@ -42,12 +42,15 @@ def niceness_and_draw(data: ReportData, folder: str) -> str:
 
 
 def charts_ready(data: ReportData, folder: str) -> str:
-    """Write which kinds of chart the pool process has made already, before any report."""
+    """Write which kinds of chart the pool process has made already, before any report,
+    and which templates it has compiled."""
     from auditor.report import charts
+    from auditor.report.site import environment
 
     path = Path(folder) / "charts"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(" ".join(sorted(charts._kept())))
+    templates = [key[1] for key in environment().cache or {}]
+    path.write_text(" ".join([*sorted(charts._kept()), *templates]))
     return str(path)
 
 
@@ -129,7 +132,7 @@ def test_the_drawing_processes_yield_the_cpu_to_the_audits(saved, tmp_path):
     assert Path(finished.path).read_text() == str(min(os.nice(0) + DRAWING_NICENESS, 19))
 
 
-def test_a_pool_started_early_has_its_charts_made_before_the_first_report(saved, tmp_path):
+def test_a_pool_started_early_has_its_charts_and_template_ready_before_a_report(saved, tmp_path):
     database, results = saved
     with (
         History.open(database) as history,
@@ -139,7 +142,7 @@ def test_a_pool_started_early_has_its_charts_made_before_the_first_report(saved,
         writer.add(results[0].site)
         writer.drain()
         (finished,) = writer.take()
-    assert Path(finished.path).read_text() == "agreement error history lastmod shared"
+    assert Path(finished.path).read_text() == "agreement error history lastmod shared site.html"
 
 
 def test_a_report_that_cannot_be_drawn_comes_back_without_a_file(saved, tmp_path, caplog):
