@@ -5,6 +5,8 @@ only the reports ``--reports`` asks for."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -143,6 +145,31 @@ def test_a_pool_started_early_has_its_charts_and_template_ready_before_a_report(
         writer.drain()
         (finished,) = writer.take()
     assert Path(finished.path).read_text() == "agreement error history lastmod shared site.html"
+
+
+#: A process started as a drawer, holding an object that says so when torn down.
+DRAWER_EXITS = """
+import sys
+from auditor.fleet import reports
+
+class Torn:
+    def __del__(self):
+        print("torn down", flush=True)
+
+kept = Torn()
+reports._drawer_started(0)
+print("drawn", flush=True)
+sys.exit(0)
+"""
+
+
+def test_a_drawer_ends_without_tearing_its_interpreter_down():
+    ended = subprocess.run(
+        [sys.executable, "-c", DRAWER_EXITS], capture_output=True, text=True, timeout=60
+    )
+
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout == "drawn\n"  # no teardown: kept objects are not collected
 
 
 def test_a_report_that_cannot_be_drawn_comes_back_without_a_file(saved, tmp_path, caplog):
