@@ -27,7 +27,7 @@ so their CPU is not counted in the fleet's process tree.
    size, and the pairs of requests to one host closer than the delay (from the
    servers' logs, with their gaps).
    ``--reports`` as the command's (default ``changed``: a first fleet draws every site's
-   report, about 0.26 s of CPU each; ``none`` measures the fleet alone).
+   report, about 0.1 s of CPU each; ``none`` measures the fleet alone).
 2. **Memory**: the same command for ``--memory-sites`` fleets (500 and 2,000, a small
    delay), the peak RSS of its whole process tree (the command, the Dask nannies and
    workers, the report writers) sampled every 0.2 s. Sites in flight are the same in both,
