@@ -79,9 +79,9 @@ _DATES_BOTH = (1.3, 0.8, 0.2, 0.4)
 _COUNT_AND_DAYS = (0.8, 0.55, 0.2, 0.4)
 _HISTORY = (0.9, 0.75, 0.2, 0.4)
 Margins = tuple[float, float, float, float]
-Axes1 = tuple[Axes]
+Axes1 = tuple[Axes]  # a chart of one plotting area
 #: zlib's level for the PNGs: level 2 compresses the charts (mostly flat colour, "up"
-#: filtered) to within a few per cent of level 6, in about a third of its time.
+#: filtered) in half the time of level 6, for files a fifth larger (25 to 40 kB).
 _PNG_LEVEL = 2
 #: PNG's "up" filter (each row as its difference from the row above): flat areas and
 #: horizontal lines become zeros, at the cost of one numpy subtraction.
