@@ -11,23 +11,21 @@ pyplot (no figure registry to fill and empty).
 A process draws many reports (a fleet's drawers, ``auditor report --all``), so each
 kind of chart keeps its figure, axes and canvas (:class:`_Surface`, one per thread) from
 one report to the next: what every chart of its kind shows alike (title, fixed labels,
-grid, locators) is set once, and each report removes the previous one's data, limits
-and legend before drawing its own. Making the axes and their ticks was about a third of
-a chart's CPU, and the renderer kept keeps its measures of the texts drawn before and
-their glyphs (:class:`auditor.report.agg.ReplayingCanvas`: the title, labels and legend
-are drawn at the same places each time). A chart drawn so is the same image as one drawn
-on new axes (tested). The PNG is written here, from the canvas's pixels
-(:func:`png_bytes`).
+grid, locators, the history's legend) is set once, and each report removes the previous
+one's data, limits and legend before drawing its own. Making the axes and their ticks
+was about a third of a chart's CPU. The canvas kept keeps its renderer, which keeps its
+measures of the texts drawn before and their glyphs
+(:class:`auditor.report.agg.ReplayingCanvas`: the title, labels and legend are drawn at
+the same places each time). A chart drawn so is the same image as one drawn on new axes
+(tested). The PNG is written from the canvas's pixels
+(:func:`auditor.report.png.png_bytes`).
 
 Touches: the disk.
 """
 
 from __future__ import annotations
 
-import functools
-import struct
 import threading
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,6 +46,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from auditor.report.agg import ReplayingCanvas
+from auditor.report.png import png_bytes
 
 __all__ = [
     "VERDICT_COLOURS",
@@ -56,7 +55,6 @@ __all__ = [
     "draw_sample_agreement",
     "draw_shared_values",
     "draw_signed_error",
-    "png_bytes",
     "prepare",
 ]
 
@@ -80,12 +78,6 @@ _COUNT_AND_DAYS = (0.8, 0.55, 0.2, 0.4)
 _HISTORY = (0.9, 0.75, 0.2, 0.4)
 Margins = tuple[float, float, float, float]
 Axes1 = tuple[Axes]  # a chart of one plotting area
-#: zlib's level for the PNGs: level 2 compresses the charts (mostly flat colour, "up"
-#: filtered) in half the time of level 6, for files a fifth larger (25 to 40 kB).
-_PNG_LEVEL = 2
-#: PNG's "up" filter (each row as its difference from the row above): flat areas and
-#: horizontal lines become zeros, at the cost of one numpy subtraction.
-_PNG_UP = 2
 _KEPT = threading.local()  # each thread its own surfaces: a figure is drawn by one at a time
 
 
@@ -161,39 +153,6 @@ def _chart(kind: str, path: Path) -> Iterator[tuple[Axes, ...]]:
         _kept().pop(kind, None)
         raise
     path.write_bytes(png_bytes(np.asarray(surface.canvas.buffer_rgba())))  # type: ignore[no-untyped-call]
-
-
-def png_bytes(pixels: np.ndarray) -> bytes:
-    """An RGB PNG of ``pixels`` (height x width x RGB or RGBA, 8 bits; alpha dropped:
-    the charts are opaque), "up" filtered, at zlib level :data:`_PNG_LEVEL`."""
-    height, width = pixels.shape[:2]
-    rows = np.empty((height, width * 3 + 1), np.uint8)  # each row: its filter, its pixels
-    rows[:, 0] = _PNG_UP
-    row_bytes = pixels.reshape(height, -1)  # a view of the canvas buffer
-    rgb = np.take(row_bytes, _rgb_bytes(width, pixels.shape[2]), axis=1)  # contiguous
-    rows[0, 1:] = rgb[0]
-    np.subtract(rgb[1:], rgb[:-1], out=rows[1:, 1:])  # modulo 256, as PNG's filter
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB
-    return b"".join(
-        [
-            b"\x89PNG\r\n\x1a\n",
-            _png_chunk(b"IHDR", header),
-            _png_chunk(b"IDAT", zlib.compress(rows.data, _PNG_LEVEL)),
-            _png_chunk(b"IEND", b""),
-        ]
-    )
-
-
-@functools.cache
-def _rgb_bytes(width: int, channels: int) -> np.ndarray:
-    """Where a row of ``width`` pixels of ``channels`` bytes has its R, G and B bytes
-    (taking them so is twice as fast as copying the pixels' first three channels)."""
-    return np.arange(width * channels).reshape(width, channels)[:, :3].ravel()
-
-
-def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    body = kind + data
-    return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
 
 def _title(axis: Axes, text: str) -> None:

@@ -20,7 +20,8 @@ from auditor.demo.server import SiteServer
 from auditor.demo.site import BEHAVIOURS, SimulatedSite
 from auditor.history import History
 from auditor.report import ReportData, load_report_data, write_site_report
-from auditor.report.charts import draw_history, png_bytes
+from auditor.report.charts import draw_history
+from auditor.report.png import png_bytes
 from auditor.sampler import SampleOptions
 from tests.processes import run_recording
 
