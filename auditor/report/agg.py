@@ -45,7 +45,11 @@ class _Recorder:
 
     def draw_text_image(self, image: Any, x: Any, y: Any, angle: Any, gc: Any) -> None:
         if self.images is not None:
-            self.images.append((np.array(image), x, y, angle))
+            pixels = np.array(image)  # a copy, as it was drawn
+            if pixels.ndim == 2 and pixels.dtype == np.uint8:
+                self.images.append((pixels, x, y, angle))
+            else:  # not a glyph's coverage (another matplotlib's font object): drawn anew
+                self.images = None
         self.target.draw_text_image(image, x, y, angle, gc)
 
     def __getattr__(self, name: str) -> Any:

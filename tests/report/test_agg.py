@@ -74,3 +74,21 @@ def test_the_texts_kept_are_bounded(monkeypatch):
     _pixels(replaying)
 
     assert [key[0] for key in replaying.get_renderer().texts] == [f"text {n}" for n in range(6, 10)]
+
+
+def test_a_text_drawn_from_other_than_glyph_coverage_is_not_kept():
+    drawn: list[object] = []
+
+    class Target:
+        def draw_text_image(self, image, x, y, angle, gc):  # type: ignore[no-untyped-def]
+            drawn.append(image)
+
+    glyph, other = np.zeros((3, 4), np.uint8), np.zeros((3, 4, 2), np.float32)
+    kept, not_kept = agg._Recorder(Target()), agg._Recorder(Target())
+    kept.draw_text_image(glyph, 1, 2, 0, None)
+    not_kept.draw_text_image(glyph, 1, 2, 0, None)
+    not_kept.draw_text_image(other, 1, 2, 0, None)
+
+    assert drawn == [glyph, glyph, other]  # every image drawn, kept or not
+    assert kept.images is not None and len(kept.images) == 1
+    assert not_kept.images is None
