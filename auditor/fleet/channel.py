@@ -42,6 +42,7 @@ import ssl
 import struct
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,7 +253,16 @@ class DirectTable(RemoteTable):
             ) from exc
 
 
-_THREAD = threading.local()  # .table: this thread's DirectTable, kept between sites
+_THREAD = threading.local()  # .table: this thread's DirectTable, kept between sites;
+# .keeper: what closes it when the thread is over (see thread_table)
+
+
+class _Keeper:
+    """Lives in a thread's locals beside its kept table: collected when the thread
+    ends, it closes that table's connection (a weakref finalizer), rather than leave
+    the socket open until the collector finds it."""
+
+    __slots__ = ("__weakref__",)
 
 
 def thread_table(line: Line, timeout: float, tls: ssl.SSLContext | None = None) -> DirectTable:
@@ -270,6 +280,8 @@ def thread_table(line: Line, timeout: float, tls: ssl.SSLContext | None = None) 
     made = DirectTable(line, timeout, tls)
     made.kept = True
     _THREAD.table = made
+    _THREAD.keeper = keeper = _Keeper()
+    weakref.finalize(keeper, made.close)
     return made
 
 

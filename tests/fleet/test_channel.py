@@ -153,3 +153,17 @@ def test_on_a_cluster_sites_use_the_socket_and_fall_back_to_the_actor(cluster_cl
         assert kind == "ActorTable"
     finally:
         alive.release()
+
+
+def test_a_thread_s_kept_connection_is_closed_when_the_thread_ends(served):
+    import gc
+    import threading
+
+    _, server = served
+    kept: list[DirectTable] = []
+    worker = threading.Thread(target=lambda: kept.append(channel.thread_table(server.line, 5.0)))
+    worker.start()
+    worker.join()
+    del worker
+    gc.collect()
+    assert kept[0]._connection._peer.fileno() == -1  # closed, not left to the collector
