@@ -168,8 +168,10 @@ def simhash(words: list[str], shingle: int = SHINGLE_WORDS) -> int:
     if not words:
         return 0
     size = min(shingle, len(words))
-    grams = {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
-    digests = b"".join(hashlib.blake2b(g.encode(), digest_size=8).digest() for g in grams)
+    # The shingles words[i : i + size], read by zipping the word list with its shifts.
+    grams = set(map(" ".join, zip(*(words[i:] for i in range(size)), strict=False)))
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(g.encode(), digest_size=8).digest() for g in grams])
     bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8)).reshape(len(grams), 64)
     votes = bits.sum(axis=0, dtype=np.int64) * 2 > len(grams)
     return int.from_bytes(np.packbits(votes).tobytes(), "big")

@@ -41,8 +41,12 @@ def content_links(tree: etree._Element, page_url: str) -> tuple[str, ...]:
         return ()
     own = page_url.partition("#")[0]
     links: dict[str, None] = {}
-    for href in found:
-        url = resolved(str(href), page_url)  # an absolute http(s) URL, or None
+    seen: set[str] = set()  # hrefs read already: a menu repeats its links
+    for href in map(str, found):
+        if href in seen:
+            continue  # resolved as before: kept already, or left out
+        seen.add(href)
+        url = resolved(href, page_url)  # an absolute http(s) URL, or None
         if url is None:
             continue
         url = url.partition("#")[0]

@@ -202,7 +202,10 @@ class _Cutter:
                     self.overflow.append(raw)
             pieces, chars, link_chars, pager = [], 0, 0, False
 
+        # None: nothing to restore at the element's end (its frame and owner are those
+        # of its parent: an inline tag without attributes, or a skipped subtree).
         saved: list[tuple[_Frame, _Frame, bool] | None] = []
+        root = self.root
         walker = etree.iterwalk(page, events=("start", "end", "comment", "pi"))
         for event, element in walker:
             if event == "start":
@@ -211,18 +214,26 @@ class _Cutter:
                     walker.skip_subtree()
                     saved.append(None)
                     continue
-                own = self._frame(element, tag, frame)
-                blocky = tag in BLOCK_TAGS or own.region != frame.region
-                if blocky or own.in_root != frame.in_root:
-                    blocky = True
-                    flush(owner)
-                if tag == "a" and not pager:
-                    rel = (element.get("rel") or "").lower().split()
-                    pager = "prev" in rel or "next" in rel
-                saved.append((frame, owner, blocky))
-                frame = own
-                if blocky:
-                    owner = own
+                if (
+                    tag not in BLOCK_TAGS
+                    and tag != "a"
+                    and element is not root
+                    and (not element.keys())
+                ):
+                    saved.append(None)  # changes nothing (_frame): its text is inline
+                else:
+                    own = self._frame(element, tag, frame)
+                    blocky = tag in BLOCK_TAGS or own.region != frame.region
+                    if blocky or own.in_root != frame.in_root:
+                        blocky = True
+                        flush(owner)
+                    if tag == "a" and not pager:
+                        rel = (element.get("rel") or "").lower().split()
+                        pager = "prev" in rel or "next" in rel
+                    saved.append((frame, owner, blocky))
+                    frame = own
+                    if blocky:
+                        owner = own
                 text = element.text
             elif event == "end":
                 outer = saved.pop()

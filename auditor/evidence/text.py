@@ -105,6 +105,9 @@ WORD = re.compile(rf"[{_NO_SPACE_SCRIPTS}]|[^\W{_NO_SPACE_SCRIPTS}]+")
 _MAIN = etree.XPath("(//main | //*[@role='main'])[1]")
 _ARTICLES = etree.XPath("//article")
 _BODY = etree.XPath("//body")
+#: The characters of an element's string value (its text nodes, at any depth).
+_STRING_LENGTH = etree.XPath("string-length()")
+_NEVER_CONTENT_TAGS = tuple(sorted(NEVER_CONTENT))
 
 
 def elements(path: etree.XPath, tree: etree._Element) -> list[etree._Element]:
@@ -135,13 +138,16 @@ def content_root(tree: etree._Element, lengths: Lengths | None = None) -> etree.
 
 
 def visible_length(element: etree._Element) -> int:
-    """Characters of text in ``element``, outside scripts, styles and the like."""
-    size = 0
-    for node in element.iter():
-        if node.tag in NEVER_CONTENT or not isinstance(node.tag, str):
-            size += len(node.tail or "") if node is not element else 0
-            continue
-        size += len(node.text or "") + (len(node.tail or "") if node is not element else 0)
+    """Characters of text in ``element``, outside scripts, styles and the like: the text
+    of every element of its subtree and the tail of every node below it, but the text of
+    the ``NEVER_CONTENT`` elements (their children's text and tails still count). Read in
+    C: the string value of ``element`` (every text node below it) less the text of those
+    elements, rather than node by node in Python (a body's measure was a sixth of its
+    fingerprint)."""
+    found = _STRING_LENGTH(element)
+    size = int(found) if isinstance(found, float) else 0  # always a float
+    for node in element.iter(*_NEVER_CONTENT_TAGS):
+        size -= len(node.text or "")
     return size
 
 

@@ -1,0 +1,62 @@
+"""The fast forms of the fingerprint's measures read as their plain forms: the visible
+length of every element, and the simhash of a page's words."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from lxml import etree
+
+from auditor.evidence.fingerprint import simhash
+from auditor.evidence.page import parse_html
+from auditor.evidence.text import NEVER_CONTENT, visible_length
+from tests.evidence.helpers import PAGES
+
+TRICKY = [
+    b"<html><body><script>a<b>xx</b>yy</script>z<!-- c -->t<?pi x?>u<select><option>o"
+    b"</option>p</select><svg><text>s</text></svg>\xf0\x9f\x98\x80 q</body></html>",
+    b"<p>caf\xc3\xa9 &amp; &nbsp;<![CDATA[x]]> <style>p{}</style>tail</p><noscript>n</noscript>",
+    b"<main><template><p>t</p></template><div>\xe3\x81\x82<br>b<i>c</i>d</div></main>",
+    b"",
+]
+
+
+def _plain_length(element: etree._Element) -> int:
+    """Visible length node by node (the definition)."""
+    size = 0
+    for node in element.iter():
+        if node.tag in NEVER_CONTENT or not isinstance(node.tag, str):
+            size += len(node.tail or "") if node is not element else 0
+            continue
+        size += len(node.text or "") + (len(node.tail or "") if node is not element else 0)
+    return size
+
+
+def _plain_simhash(words: list[str], shingle: int = 3) -> int:
+    if not words:
+        return 0
+    size = min(shingle, len(words))
+    grams = {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+    digests = b"".join(hashlib.blake2b(g.encode(), digest_size=8).digest() for g in grams)
+    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8)).reshape(len(grams), 64)
+    votes = bits.sum(axis=0, dtype=np.int64) * 2 > len(grams)
+    return int.from_bytes(np.packbits(votes).tobytes(), "big")
+
+
+def _documents() -> list[bytes]:
+    return TRICKY + [path.read_bytes() for path in sorted(PAGES.glob("*.html"))]
+
+
+@pytest.mark.parametrize("html", _documents())
+def test_visible_length_of_every_element_is_its_node_by_node_count(html: bytes) -> None:
+    tree = parse_html(html, "text/html")
+    for element in tree.iter(etree.Element):
+        assert visible_length(element) == _plain_length(element), element.tag
+
+
+@pytest.mark.parametrize("words", [[], ["a"], ["a", "b"], list("abcabcd"), list("xyzxyzw")])
+@pytest.mark.parametrize("shingle", [1, 2, 3, 5])
+def test_simhash_reads_as_its_definition(words: list[str], shingle: int) -> None:
+    assert simhash(words, shingle) == _plain_simhash(words, shingle)
