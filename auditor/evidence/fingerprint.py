@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -109,26 +109,32 @@ class _Walk:
         self.measure = measure
         self.largest_boilerplate = 0.0
 
-    def texts(self, root: etree._Element, inside_article: bool) -> Iterator[str]:
-        """Texts and tails (a skipped element's tail belongs to its parent, and is kept)."""
+    def texts(self, root: etree._Element, inside_article: bool) -> list[str]:
+        """Texts and tails (a skipped element's tail belongs to its parent, and is kept);
+        the root's own tail is not the root's."""
         self.largest_boilerplate = MAX_BOILERPLATE_SHARE * self.measure(root)
-        return self._texts(root, inside_article)
-
-    def _texts(self, root: etree._Element, inside_article: bool) -> Iterator[str]:
-        if root.text:
-            yield root.text
-        stack: list[tuple[Any, bool]] = [(child, inside_article) for child in reversed(root)]
-        while stack:
-            element, in_article = stack.pop()
-            if isinstance(element.tag, str) and not self._skipped(element, in_article):
-                if element.text:
-                    yield element.text
-                in_article = in_article or element.tag == "article"
-                stack.append((_Tail(element), in_article))
-                stack.extend((child, in_article) for child in reversed(element))
+        found = [root.text] if root.text else []
+        in_article = [inside_article]  # per open element: what its children are inside
+        walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+        next(walker)  # the root's start: its text is read, it is never skipped
+        for event, element in walker:
+            if event == "start":
+                inside = in_article[-1]
+                if self._skipped(element, inside):
+                    walker.skip_subtree()  # its end still comes: its tail is kept
+                else:
+                    if element.text:
+                        found.append(element.text)
+                    inside = inside or element.tag == "article"
+                in_article.append(inside)
                 continue
-            if element.tail:
-                yield element.tail
+            if event == "end":
+                in_article.pop()
+                if not in_article:
+                    break  # the root's end
+            if element.tail:  # an element's or a comment's
+                found.append(element.tail)
+        return found
 
     def _skipped(self, element: etree._Element, in_article: bool) -> bool:
         if element.tag in NEVER_CONTENT:
@@ -136,16 +142,6 @@ class _Walk:
         if not _looks_like_boilerplate(element, in_article):
             return False
         return self.measure(element) <= self.largest_boilerplate
-
-
-class _Tail:
-    """A marker on the stack: emit this element's tail after its children."""
-
-    __slots__ = ("tail",)
-    tag = None
-
-    def __init__(self, element: etree._Element) -> None:
-        self.tail = element.tail
 
 
 def _looks_like_boilerplate(element: etree._Element, in_article: bool) -> bool:

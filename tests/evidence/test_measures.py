@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from auditor.evidence.fingerprint import simhash
+from auditor.evidence.fingerprint import main_text, simhash
 from auditor.evidence.page import parse_html
 from auditor.evidence.text import NEVER_CONTENT, visible_length
 from tests.evidence.helpers import PAGES
@@ -60,3 +60,13 @@ def test_visible_length_of_every_element_is_its_node_by_node_count(html: bytes) 
 @pytest.mark.parametrize("shingle", [1, 2, 3, 5])
 def test_simhash_reads_as_its_definition(words: list[str], shingle: int) -> None:
     assert simhash(words, shingle) == _plain_simhash(words, shingle)
+
+
+def test_main_text_keeps_tails_of_skipped_elements_and_comments_not_the_roots() -> None:
+    html = (
+        b"<html><body><p>before</p><main><h1>title</h1>one<script>x()</script>two"
+        b"<!-- note -->three<nav>menu</nav>four<article><header>own head</header>body"
+        b"</article>five</main>after</body></html>"
+    )
+    text = main_text(parse_html(html, "text/html"))
+    assert text == "title one two three four own head body five"
