@@ -26,7 +26,7 @@ __all__ = ["MAX_SCRIPT_CHARS", "read_jsonld"]
 #: A block longer than this is skipped (a whole product catalogue, an embedded data dump).
 MAX_SCRIPT_CHARS = 2_000_000
 _LD_JSON = "application/ld+json"
-_SCRIPTS = etree.XPath("//script[@type]")
+_SCRIPTS = etree.XPath("descendant-or-self::script[@type]")  # from the root (elements)
 _WRAPPERS = ("<!--", "-->", "<![CDATA[", "]]>", "//<![CDATA[", "//]]>")
 _COMMENT_LINE = re.compile(r"^\s*<!--[^{}\[\]]*-->\s*$", re.MULTILINE)
 # A JSON string (kept) or a JavaScript comment (dropped): strings first, so "http://x" survives.

@@ -27,7 +27,7 @@ __all__ = ["MAX_LINKS", "content_links"]
 #: thousands of links (a sitemap page, an archive of everything) is not judged as a list.
 MAX_LINKS = 500
 _CONTENT_HREFS = etree.XPath(
-    "//body//a[@href][not(ancestor::nav or ancestor::aside or ancestor::menu"
+    "descendant-or-self::body//a[@href][not(ancestor::nav or ancestor::aside or ancestor::menu"
     " or ancestor::header[not(ancestor::article)]"
     " or ancestor::footer[not(ancestor::article)])]/@href"
 )
@@ -36,7 +36,7 @@ _CONTENT_HREFS = etree.XPath(
 def content_links(tree: etree._Element, page_url: str) -> tuple[str, ...]:
     """The absolute http(s) URLs the page's content area links to (module docstring),
     its own URL left out; empty when it holds more than :data:`MAX_LINKS`."""
-    found = _CONTENT_HREFS(tree)
+    found = _CONTENT_HREFS(tree.getroottree().getroot())  # the whole document's
     if not isinstance(found, list):
         return ()
     own = page_url.partition("#")[0]

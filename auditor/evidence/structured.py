@@ -64,7 +64,10 @@ META_PUBLISHED = (
     "date",
 )
 _META_ATTRS = ("property", "name", "http-equiv", "itemprop")
-_DATED = etree.XPath("//meta | //*[@itemprop='dateModified' or @itemprop='datePublished']")
+_DATED = etree.XPath(  # from the root element (elements): the document's
+    "descendant-or-self::meta"
+    " | descendant-or-self::*[@itemprop='dateModified' or @itemprop='datePublished']"
+)
 _MAX_META = 2_000
 #: An element's text, descendants included (what lxml.html's ``text_content`` does).
 _TEXT = etree.XPath("string()", smart_strings=False)

@@ -1,5 +1,6 @@
-"""The fast forms of the fingerprint's measures read as their plain forms: the visible
-length of every element, and the simhash of a page's words."""
+"""The fast forms of the evidence's measures read as their plain forms: the visible length
+of every element, the simhash of a page's words, the root text's walk, and the XPaths read
+from the root element as the ``//`` paths they stand for."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import numpy as np
 import pytest
 from lxml import etree
 
+from auditor.evidence import jsonld as jsonld_module
+from auditor.evidence import listing as listing_module
+from auditor.evidence import structured as structured_module
+from auditor.evidence import text as text_module
 from auditor.evidence.fingerprint import main_text, simhash
 from auditor.evidence.page import parse_html
-from auditor.evidence.text import NEVER_CONTENT, visible_length
+from auditor.evidence.text import NEVER_CONTENT, elements, visible_length
 from tests.evidence.helpers import PAGES
 
 TRICKY = [
@@ -70,3 +75,26 @@ def test_main_text_keeps_tails_of_skipped_elements_and_comments_not_the_roots() 
     )
     text = main_text(parse_html(html, "text/html"))
     assert text == "title one two three four own head body five"
+
+
+ABSOLUTE = {  # the paths as written with ``//`` (the definition)
+    text_module._MAIN: "(//main | //*[@role='main'])[1]",
+    text_module._ARTICLES: "//article",
+    text_module._BODY: "//body",
+    structured_module._DATED: "//meta | //*[@itemprop='dateModified' or @itemprop='datePublished']",
+    jsonld_module._SCRIPTS: "//script[@type]",
+}
+
+
+@pytest.mark.parametrize("html", _documents())
+def test_paths_from_the_root_select_what_the_absolute_paths_select(html: bytes) -> None:
+    tree = parse_html(html, "text/html")
+    for context in (tree, *list(tree.iter(etree.Element))[-3:]):
+        for path, absolute in ABSOLUTE.items():
+            assert elements(path, context) == context.xpath(absolute), absolute
+    hrefs = listing_module._CONTENT_HREFS(tree.getroottree().getroot())
+    assert hrefs == tree.xpath(
+        "//body//a[@href][not(ancestor::nav or ancestor::aside or ancestor::menu"
+        " or ancestor::header[not(ancestor::article)]"
+        " or ancestor::footer[not(ancestor::article)])]/@href"
+    )
