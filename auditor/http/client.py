@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import requests
+from requests.cookies import extract_cookies_to_jar
 from requests.structures import CaseInsensitiveDict
 
 from auditor.http.body import Body, read_as_it_arrives
@@ -292,26 +293,15 @@ class HttpClient:
         current_request.deadline = deadline
         current_request.last_look = self.last_look(url, ends_at)
         started = time.monotonic()
-        received: list[requests.Response] = []  # to close a response requests chokes on
         try:
-            resp = self.session.send(
-                self._prepared(request_url(url), headers, received.append),
-                proxies=self._proxies(url),
-                stream=True,
-                verify=self.session.verify,
-                cert=self.session.cert,
-                allow_redirects=False,
-                timeout=(remaining, remaining),
-            )
+            resp = self._send(request_url(url), headers, remaining, self._proxies(url))
         except requests.RequestException as exc:
             deadline.cancel()
             if deadline.expired or isinstance(exc, requests.Timeout):
                 return FetchFailure(url, "timeout", self._timeout_detail())
             return FetchFailure(url, "http-error", CONNECTION_FAILED + cause_of(exc))
-        except ValueError as exc:  # requests parses a redirect's Location even unfollowed
+        except ValueError as exc:  # from the stack, not a RequestException: named, not raised
             deadline.cancel()
-            for response in received:
-                response.close()
             return FetchFailure(url, "http-error", f"unusable response: {cause_of(exc)}")
         except CalledOff:
             deadline.cancel()
@@ -331,27 +321,48 @@ class HttpClient:
         )
         return Response(url, url, resp.status_code, headers, datetime.now(UTC), body)
 
-    def _prepared(
+    def _send(
         self,
         url: str,
         headers: dict[str, str] | None,
-        on_response: Callable[[requests.Response], None],
-    ) -> requests.PreparedRequest:
+        remaining: float,
+        proxies: dict[str, str],
+    ) -> requests.Response:
+        """What ``session.send`` did for auditor, without its per-call work auditor has
+        no use for (hooks, its own redirect look-ahead, merging settings): the adapter
+        for the URL's scheme (requests' ``InvalidSchema`` for another), the request sent
+        through ``proxies`` with the session's TLS settings, streamed, and the
+        response's cookies kept in the session's jar for the client's next requests."""
+        prepared = self._prepared(url, headers)
+        adapter = self.session.get_adapter(prepared.url or url)
+        resp = adapter.send(
+            prepared,
+            stream=True,
+            timeout=(remaining, remaining),
+            verify=self.session.verify,  # type: ignore[arg-type]  # passed on as send did
+            cert=self.session.cert,
+            proxies=proxies,
+        )
+        extract_cookies_to_jar(self.session.cookies, prepared, resp.raw)  # type: ignore[no-untyped-call]
+        return resp
+
+    def _prepared(self, url: str, headers: dict[str, str] | None) -> requests.PreparedRequest:
         """The request ``session.get`` would send, made without its merging of settings
         (a third of its CPU, in requests 2.34 mostly ``isinstance`` checks against typing
-        protocols): the session's headers and then ``headers``, its cookies, no params or
-        auth (the session has none, and reads no environment: ``trust_env`` is off)."""
+        protocols): the session's headers and then ``headers``, its cookies (when it has
+        any: an empty jar adds no header), credentials in the URL, no params (the session
+        has none, and reads no environment: ``trust_env`` is off)."""
         merged = CaseInsensitiveDict(self.session.headers)
         if headers:
             merged.update(headers)
         prepared = requests.PreparedRequest()
-        prepared.prepare(
-            method="GET",
-            url=url,
-            headers=merged,
-            cookies=self.session.cookies,
-            hooks={"response": [lambda r, *_args, **_kw: on_response(r)]},
-        )
+        prepared.prepare_method("GET")
+        prepared.prepare_url(url, None)
+        prepared.prepare_headers(merged)
+        if len(self.session.cookies):
+            prepared.prepare_cookies(self.session.cookies)
+        prepared.prepare_body(None, None)
+        prepared.prepare_auth(None, url)
         return prepared
 
     def _timeout_detail(self) -> str:

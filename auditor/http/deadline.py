@@ -30,7 +30,9 @@ from collections.abc import Callable
 from typing import Any
 
 import urllib3
+from requests import PreparedRequest, Response
 from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 __all__ = ["CalledOff", "Deadline", "WatchedAdapter", "current_request"]
@@ -196,7 +198,26 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
 
 
 class WatchedAdapter(HTTPAdapter):
-    """requests' adapter with connections the deadline watchdog can reach."""
+    """requests' adapter with connections the deadline watchdog can reach.
+
+    Its responses are built without what auditor never reads of them: no
+    ``encoding`` guessed from the headers and no ``cookies`` of their own (the
+    client keeps a response's cookies in its session's jar, once: requests'
+    ``Session.send`` read them a second time).
+    """
+
+    def build_response(self, req: PreparedRequest, resp: Any) -> Response:
+        """The requests Response around urllib3's ``resp``: status, headers, the raw
+        stream, the request."""
+        response = Response()
+        response.status_code = resp.status
+        response.headers = CaseInsensitiveDict(resp.headers)
+        response.raw = resp
+        response.reason = resp.reason
+        response.url = req.url.decode("utf-8") if isinstance(req.url, bytes) else str(req.url)
+        response.request = req
+        response.connection = self
+        return response
 
     def init_poolmanager(self, *args: object, **kwargs: object) -> None:
         super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]

@@ -16,7 +16,16 @@ def _routes():
     return {
         "/set": lambda h: send(h, 200, b"ok", "text/plain", {"Set-Cookie": "visit=7; Path=/"}),
         "/page": lambda h: send(h, 200, b"<p>x</p>", "text/html"),
+        "/forget": lambda h: send(h, 200, b"ok", "text/plain", {"Set-Cookie": "visit=; Max-Age=0"}),
     }
+
+
+def _get_all(client: HttpClient, urls: list[str]) -> None:
+    for url in urls:
+        response = client.get(url)
+        assert isinstance(response, Response) and response.status == 200
+        b"".join(response.body)
+        response.close()
 
 
 def test_a_request_carries_the_session_s_headers_its_own_and_the_site_s_cookies(serve):
@@ -62,3 +71,43 @@ def test_a_url_requests_cannot_prepare_is_a_failure_not_an_exception(url):
     with HttpClient(HttpOptions(timeout=2)) as client:
         result = client.get(url)
     assert isinstance(result, FetchFailure) and result.code == "http-error"
+
+
+def test_a_cookie_the_site_expires_is_no_longer_sent(serve):
+    server = serve(routes=_routes())
+    with HttpClient(HttpOptions()) as client:
+        _get_all(client, [server.origin + p for p in ("/set", "/page", "/forget", "/page")])
+    cookies = [request.headers.get("Cookie") for request in server.log]
+    assert cookies == [None, "visit=7", "visit=7", None]
+
+
+def test_a_client_s_cookies_are_its_own_and_sent_only_to_their_host(serve):
+    server, other = serve(routes=_routes()), serve(routes=_routes())
+    with HttpClient(HttpOptions()) as client, HttpClient(HttpOptions()) as fresh:
+        _get_all(
+            client,
+            [server.origin + "/set", other.origin.replace("127.0.0.1", "localhost") + "/page"],
+        )
+        _get_all(fresh, [server.origin + "/page"])
+    assert [r.headers.get("Cookie") for r in server.log] == [None, None]
+    assert [r.headers.get("Cookie") for r in other.log] == [None]
+
+
+def test_credentials_in_the_url_are_sent_as_basic_auth(serve):
+    server = serve(routes=_routes())
+    with HttpClient(HttpOptions()) as client:
+        _get_all(client, [server.origin.replace("://", "://ann:s%20cret@") + "/page"])
+    (request,) = server.log
+    assert request.headers.get("Authorization") == "Basic YW5uOnMgY3JldA=="
+
+
+def test_a_request_goes_out_without_requests_session_send(serve, monkeypatch):
+    server = serve(routes=_routes())
+
+    def send_(*_args, **_kwargs):
+        raise AssertionError("Session.send: hooks, a redirect look-ahead, cookies read twice")
+
+    monkeypatch.setattr(requests.Session, "send", send_)
+    with HttpClient(HttpOptions()) as client:
+        _get_all(client, [server.origin + "/set", server.origin + "/page"])
+    assert server.log[1].headers.get("Cookie") == "visit=7"
