@@ -88,6 +88,10 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+#: The headers a server sets cookies with (``http.cookiejar`` reads these two only;
+#: urllib3's headers match them whatever their case).
+_SETS_COOKIES = frozenset({"set-cookie", "set-cookie2"})
+
 
 @dataclass
 class Response:
@@ -343,7 +347,8 @@ class HttpClient:
             cert=self.session.cert,
             proxies=proxies,
         )
-        extract_cookies_to_jar(self.session.cookies, prepared, resp.raw)  # type: ignore[no-untyped-call]
+        if any(name in resp.raw.headers for name in _SETS_COOKIES):  # else nothing to keep
+            extract_cookies_to_jar(self.session.cookies, prepared, resp.raw)  # type: ignore[no-untyped-call]
         return resp
 
     def _prepared(self, url: str, headers: dict[str, str] | None) -> requests.PreparedRequest:

@@ -16,6 +16,7 @@ def _routes():
     return {
         "/set": lambda h: send(h, 200, b"ok", "text/plain", {"Set-Cookie": "visit=7; Path=/"}),
         "/page": lambda h: send(h, 200, b"<p>x</p>", "text/html"),
+        "/lower": lambda h: send(h, 200, b"ok", "text/plain", {"set-cookie": "lang=en; Path=/"}),
         "/forget": lambda h: send(h, 200, b"ok", "text/plain", {"Set-Cookie": "visit=; Max-Age=0"}),
     }
 
@@ -79,6 +80,13 @@ def test_a_cookie_the_site_expires_is_no_longer_sent(serve):
         _get_all(client, [server.origin + p for p in ("/set", "/page", "/forget", "/page")])
     cookies = [request.headers.get("Cookie") for request in server.log]
     assert cookies == [None, "visit=7", "visit=7", None]
+
+
+def test_a_cookie_set_in_a_lower_case_header_is_kept(serve):
+    server = serve(routes=_routes())
+    with HttpClient(HttpOptions()) as client:
+        _get_all(client, [server.origin + "/lower", server.origin + "/page"])
+    assert [request.headers.get("Cookie") for request in server.log] == [None, "lang=en"]
 
 
 def test_a_client_s_cookies_are_its_own_and_sent_only_to_their_host(serve):
