@@ -26,12 +26,13 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import urllib3
 from requests import PreparedRequest, Response
 from requests.adapters import HTTPAdapter
+from requests.exceptions import InvalidURL
 from requests.structures import CaseInsensitiveDict
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -205,6 +206,36 @@ class WatchedAdapter(HTTPAdapter):
     client keeps a response's cookies in its session's jar, once: requests'
     ``Session.send`` read them a second time).
     """
+
+    def get_connection_with_tls_context(
+        self,
+        request: PreparedRequest,
+        verify: bool | str | None,
+        proxies: Mapping[str, str] | None = None,
+        cert: Any = None,
+    ) -> HTTPConnectionPool:
+        """The pool of the request's host; without ``proxies``, found without asking
+        which proxy the URL takes (requests parses the URL again to hear: none)."""
+        if proxies:
+            pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
+            return cast(HTTPConnectionPool, pool)
+        try:
+            host, pool_kwargs = self.build_connection_pool_key_attributes(
+                request,
+                verify,  # type: ignore[arg-type]  # as requests passes it on
+                cert,
+            )
+        except ValueError as exc:  # as requests says it
+            raise InvalidURL(exc, request=request) from exc
+        pool = self.poolmanager.connection_from_host(**host, pool_kwargs=pool_kwargs)
+        return cast(HTTPConnectionPool, pool)
+
+    def request_url(self, request: PreparedRequest, proxies: Mapping[str, str] | None) -> str:
+        """The URL in the request line: without ``proxies``, the path (as requests
+        would find, after parsing the URL twice more to hear that no proxy is taken)."""
+        if proxies:
+            return super().request_url(request, proxies)
+        return request.path_url
 
     def build_response(self, req: PreparedRequest, resp: Any) -> Response:
         """The requests Response around urllib3's ``resp``: status, headers, the raw
