@@ -29,32 +29,22 @@ import itertools
 import pyexpat
 import re
 from collections.abc import Callable, Generator, Iterator
-from functools import lru_cache
 from typing import Any, cast
 
 from auditor.walker.extensions import extras_from_tail
+from auditor.walker.recordpattern import (
+    IMAGE_NS,
+    VALUE,
+    VALUE_NO_CR,
+    VIDEO_NS,
+    XHTML_NS,
+    extension_alternatives,
+    extension_prefixes,
+    record_patterns,
+)
 
 __all__ = ["IMAGE_NS", "VIDEO_NS", "XHTML_NS", "FastUrlset"]
 
-IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
-VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
-XHTML_NS = "http://www.w3.org/1999/xhtml"
-
-_W = r"[ \t\r\n]*+"  # XML whitespace (not Python's \s: a no-break space is text)
-_WS = r"[ \t\r\n]++"
-# A value as the exact reader keeps it: stripped (str.strip and \s agree), not empty. Its
-# end is a lookbehind, not ``(?:[^<]*[^<\s])?``: the same matches, without the general
-# repeat's bookkeeping per value (about a sixth of the pattern's time on long locs).
-_VALUE = r"([^<\s][^<]*(?<!\s))"
-_VALUE_NO_CR = r"([^<\s][^<\r]*(?<!\s))"  # a CR inside a value: expat makes it LF
-_TEXT = r"[^<]*"
-_IMAGE_FIELDS = ("loc", "caption", "title", "geo_location", "license")
-_VIDEO_FIELDS = (
-    "thumbnail_loc", "title", "description", "content_loc", "player_loc", "duration",
-    "expiration_date", "rating", "view_count", "publication_date", "family_friendly",
-    "requires_subscription", "live", "tag", "category", "gallery_loc", "uploader",
-    "restriction", "platform", "price",
-)  # fmt: skip
 # Bytes that need no second look; the rare ones are flagged; any other is a character
 # XML 1.0 forbids: a C0 control other than tab, LF and CR, or U+FFFE/U+FFFF in UTF-8.
 _RARE_BYTES = b'&]\r"\\'
@@ -74,65 +64,6 @@ _MAX_DETOURS = 64  # records handed to expat before the fast path gives up on a 
 #: anyway: one feed a megabyte keeps the Parse calls few and a one-line 50 MB file from
 #: building its whole length of spaces at once.
 BLANK_FEED_MAX = 1 << 20
-
-
-def _element(prefix: str, local: str, body: str = _TEXT) -> str:
-    name = f"{prefix}:{local}"
-    return f"<{name}>{body}</{name}>"
-
-
-def _extensions(declared: dict[str | None, str]) -> str:
-    """Alternatives for the extension elements whose prefixes the root declares."""
-    parts = []
-    for prefix, uri in sorted(declared.items(), key=lambda item: str(item[0])):
-        if prefix is None or not re.fullmatch(r"[A-Za-z_][\w.-]*", prefix):
-            continue
-        p = re.escape(prefix)
-        if uri == IMAGE_NS:
-            inner = "|".join(_element(p, f) for f in _IMAGE_FIELDS)
-            parts.append(_element(p, "image", f"{_W}(?:(?:{inner}){_W})*+"))
-        elif uri == VIDEO_NS:
-            inner = "|".join(_element(p, f) for f in _VIDEO_FIELDS)
-            parts.append(_element(p, "video", f"{_W}(?:(?:{inner}){_W})*+"))
-        elif uri == XHTML_NS:
-            parts.append(  # no tab, CR or LF in the values: expat would make them spaces
-                f'<{p}:link{_WS}rel="alternate"{_WS}hreflang="[^"<\t\r\n]*"'
-                f'{_WS}href="[^"<\t\r\n]*"{_W}/>'
-            )
-    return "|".join(parts)
-
-
-def _prefixes(declared: dict[str | None, str]) -> tuple[str | None, str | None, str | None]:
-    """The prefixes the root declares for the image, video and XHTML namespaces (the
-    last declared wins, as in ``_extensions``), None for each it does not."""
-    found: dict[str | None, str | None] = {IMAGE_NS: None, VIDEO_NS: None, XHTML_NS: None}
-    for prefix, uri in sorted(declared.items(), key=lambda item: str(item[0])):
-        if prefix is not None and uri in found and re.fullmatch(r"[A-Za-z_][\w.-]*", prefix):
-            found[uri] = prefix
-    return found[IMAGE_NS], found[VIDEO_NS], found[XHTML_NS]
-
-
-@lru_cache(maxsize=32)
-def _patterns(extensions: str, value: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(records, run) for one set of extensions and one value pattern.
-
-    ``records.findall`` gives (loc, lastmod, "") per record, and ("", "", "") for the
-    rest of the text from the first thing that is not one; ``run.match`` ends after
-    the last record of the run. With extensions, the third group is the record's text
-    after its lastmod (hints and extension elements), for :func:`extras_from_tail`.
-    """
-    others = "<changefreq>[^<]*</changefreq>|<priority>[^<]*</priority>"
-    if extensions:
-        others += "|" + extensions
-    tail = f"((?:(?:{others}){_W})*+)" if extensions else f"(?:(?:{others}){_W})*+()"
-    record = (
-        f"<url>{_W}<loc>{_W}{value}{_W}</loc>{_W}"
-        f"(?:<lastmod>{_W}{value}?{_W}</lastmod>{_W}|)"
-        f"{tail}</url>"
-    )
-    records = re.compile(f"{_W}(?:{record}|[^ \\t\\r\\n][\\s\\S]*)")
-    run = re.compile(f"(?:{_W}{record})*+")
-    return records, run
 
 
 class FastUrlset:
@@ -183,7 +114,7 @@ class FastUrlset:
         self._detours = 0
         self._extensions = ""
         self._cr: bool | None = None
-        self._patterns = _patterns("", _VALUE)
+        self._patterns = record_patterns("", VALUE)
         parser.StartNamespaceDeclHandler = self._declare
         parser.StartElementHandler = self._start
 
@@ -203,9 +134,9 @@ class FastUrlset:
                 self._depth = -1  # the exact handlers stay
                 return
             self._records = records
-            self._extensions = _extensions(self._declared)
+            self._extensions = extension_alternatives(self._declared)
             if self._extensions:
-                self._tail_prefixes = _prefixes(self._declared)
+                self._tail_prefixes = extension_prefixes(self._declared)
             self._body_end = parser.EndElementHandler
             parser.StartElementHandler = self._start
             parser.EndElementHandler = self._end
@@ -306,7 +237,7 @@ class FastUrlset:
         cr = bool(odd & _CR) and text.find("\r", start, stop) >= 0
         if cr is not self._cr:
             self._cr = cr
-            self._patterns = _patterns(self._extensions, _VALUE_NO_CR if cr else _VALUE)
+            self._patterns = record_patterns(self._extensions, VALUE_NO_CR if cr else VALUE)
         records, run = self._patterns
         found = records.findall(text, start, stop)
         if found and not found[-1][0]:  # the rest does not start with a plain record
