@@ -108,12 +108,12 @@ from auditor.fleet.table import (
     KEPT,
     LAPSED,
     MIN_POLL,
-    OVERLOADED,
     STALE_AFTER,
     WANTED,
     HostTable,
+    delay_after,
+    raised_floor,
 )
-from auditor.sampler.pacing import MAX_DELAY, SLOW_DOWN_FACTOR
 
 __all__ = [
     "CHECK_EVERY",
@@ -185,11 +185,7 @@ class _Kept:
     def answered(self, now: float, status: int | None, retry_after: float | None) -> None:
         """A request ended ``now``: the delay counts from it, slowed down or eased back
         as the table would (:meth:`HostTable.done`)."""
-        if status in OVERLOADED:
-            asked = min(retry_after or 0.0, MAX_DELAY)
-            self.delay = min(MAX_DELAY, max(self.delay * SLOW_DOWN_FACTOR, asked))
-        elif status is not None:
-            self.delay = max(self.base, self.delay / SLOW_DOWN_FACTOR)
+        self.delay = delay_after(self.delay, self.base, status, retry_after)
         self.ended = now
         self.ready = max(self.ready, now + self.delay)
 
@@ -338,7 +334,7 @@ class HostGate:
         self.table.honour_crawl_delay(host, crawl_delay)
         kept = self._kept.get(host)
         if kept is not None:  # from the end of the request before, as any delay
-            kept.base = min(MAX_DELAY, max(kept.base, crawl_delay))
+            kept.base = raised_floor(kept.base, crawl_delay)
             kept.delay = max(kept.delay, kept.base)
             kept.ready = max(kept.ready, kept.ended + kept.delay)
 

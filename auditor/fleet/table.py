@@ -25,6 +25,8 @@ __all__ = [
     "STALE_AFTER",
     "WANTED",
     "HostTable",
+    "delay_after",
+    "raised_floor",
 ]
 
 #: The shortest wait the table hands out while another request holds the host
@@ -44,6 +46,25 @@ CHECK_EVERY = 5.0
 #: turn lapsed (it may be another's now).
 KEPT, WANTED, LAPSED = "kept", "wanted", "lapsed"
 OVERLOADED = frozenset({429, 503})
+
+
+def delay_after(delay: float, base: float, status: int | None, retry_after: float | None) -> float:
+    """A host's delay once a request to it was answered ``status``: after 429 or 503,
+    doubled or what ``Retry-After`` asks, whichever is longer (at most MAX_DELAY); after
+    another answer, halved back towards ``base``; unanswered (None), as it was. The
+    table's rule, and a turn's kept by a site (:class:`auditor.fleet.gate.HostGate`)."""
+    if status in OVERLOADED:
+        asked = min(retry_after or 0.0, MAX_DELAY)
+        return min(MAX_DELAY, max(delay * SLOW_DOWN_FACTOR, asked))
+    if status is not None:
+        return max(base, delay / SLOW_DOWN_FACTOR)
+    return delay
+
+
+def raised_floor(base: float, crawl_delay: float) -> float:
+    """A host's floor once its robots.txt asked for ``crawl_delay``: the larger of the
+    two, at most MAX_DELAY."""
+    return min(MAX_DELAY, max(base, crawl_delay))
 
 
 @dataclass
@@ -184,10 +205,7 @@ class HostTable:
             state = self._host(host, now)
             if state.holder == holder:
                 state.holder = None
-            if status in OVERLOADED:
-                self._slow_down(state, now, retry_after)
-            elif status is not None:
-                state.delay = max(state.base, state.delay / SLOW_DOWN_FACTOR)
+            state.delay = delay_after(state.delay, state.base, status, retry_after)
             state.ready_at = max(state.ready_at, now + state.delay)
 
     def leave(self, host: str, holder: str) -> None:
@@ -207,7 +225,7 @@ class HostTable:
             return
         with self._lock:
             state = self._host(host, self._clock())
-            state.base = min(MAX_DELAY, max(state.base, crawl_delay))
+            state.base = raised_floor(state.base, crawl_delay)
             state.delay = max(state.delay, state.base)
 
     def delay_for(self, host: str) -> float:
@@ -223,8 +241,7 @@ class HostTable:
             return self._slow_down(self._host(host, now), now, retry_after)
 
     def _slow_down(self, state: _Host, now: float, retry_after: float | None) -> float:
-        asked = min(retry_after or 0.0, MAX_DELAY)
-        state.delay = min(MAX_DELAY, max(state.delay * SLOW_DOWN_FACTOR, asked))
+        state.delay = delay_after(state.delay, state.base, 429, retry_after)
         state.ready_at = max(state.ready_at, now + state.delay)
         return state.ready_at - now
 
