@@ -39,6 +39,7 @@ import numpy as np
 from lxml import etree
 
 from auditor.evidence.blocks import encode_blocks
+from auditor.evidence.markup import Markup
 from auditor.evidence.model import Fingerprint
 from auditor.evidence.segment import cut_blocks
 from auditor.evidence.text import (
@@ -76,10 +77,13 @@ _DATE_KEY = re.compile(
 _MASK = (1 << 64) - 1
 
 
-def fingerprint_tree(tree: etree._Element, structured_items: Iterable[Any] = ()) -> Fingerprint:
-    """The fingerprint of a parsed page (the tree is not modified)."""
+def fingerprint_tree(
+    tree: etree._Element, structured_items: Iterable[Any] = (), markup: Markup | None = None
+) -> Fingerprint:
+    """The fingerprint of a parsed page (the tree is not modified; ``markup``, the bytes it
+    was parsed from, spares a search for names they never spell)."""
     lengths = Lengths()
-    root = content_root(tree, lengths)
+    root = content_root(tree, lengths, markup)
     text = _root_text(root, lengths)
     words = WORD.findall(text)
     return Fingerprint(
