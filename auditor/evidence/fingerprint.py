@@ -173,7 +173,9 @@ def simhash(words: list[str], shingle: int = SHINGLE_WORDS) -> int:
     blake2b = hashlib.blake2b
     digests = b"".join([blake2b(g.encode(), digest_size=8).digest() for g in grams])
     bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8)).reshape(len(grams), 64)
-    votes = bits.sum(axis=0, dtype=np.int64) * 2 > len(grams)
+    # add.reduce into int32 (a page's shingles are far fewer than 2**30), not ndarray.sum
+    # into int64 (a Python wrapper, wider sums): 2.5 us less on 100 shingles, 18 on 1,400.
+    votes = np.add.reduce(bits, axis=0, dtype=np.int32) * 2 > len(grams)
     return int.from_bytes(np.packbits(votes).tobytes(), "big")
 
 

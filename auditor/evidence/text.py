@@ -98,6 +98,7 @@ _VOLATILE_CASED = re.compile(VOLATILE.pattern, re.IGNORECASE)
 #: The one word a VOLATILE match holds between two runs of spaces ("5 minutes ago").
 _UNITS = re.compile(r"seconds?|secs?|minutes?|mins?|hours?|hrs?")
 _UNITS_CASED = re.compile(_UNITS.pattern, re.IGNORECASE)
+_IGNORECASE = int(re.IGNORECASE)  # an int: ``flags & re.IGNORECASE`` is an enum operation in Python
 #: From a word's first digit to its end (a word: a run of anything but spaces).
 _DIGIT_ON = re.compile(r"\d\S*")
 _NEXT_WORD = re.compile(r"\s+(\S+)")
@@ -206,7 +207,7 @@ def without_volatile(text: str, pattern: re.Pattern[str] = VOLATILE) -> str:
         return text
     size = len(text)
     starts = [size - found.end() for found in _DIGIT_ON.finditer(text[::-1])]
-    units = _UNITS_CASED if pattern.flags & re.IGNORECASE else _UNITS
+    units = _UNITS_CASED if pattern.flags & _IGNORECASE else _UNITS
     parts: list[str] = []
     written = window_end = 0
     for start, end in zip(reversed(starts), ends, strict=True):
