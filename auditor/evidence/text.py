@@ -14,10 +14,13 @@ Touches: nothing.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
 from lxml import etree
+
+from auditor.evidence.markup import Markup
 
 __all__ = [
     "BOILERPLATE_ROLES",
@@ -95,6 +98,7 @@ _VOLATILE_CASED = re.compile(VOLATILE.pattern, re.IGNORECASE)
 #: The one word a VOLATILE match holds between two runs of spaces ("5 minutes ago").
 _UNITS = re.compile(r"seconds?|secs?|minutes?|mins?|hours?|hrs?")
 _UNITS_CASED = re.compile(_UNITS.pattern, re.IGNORECASE)
+_IGNORECASE = int(re.IGNORECASE)  # an int: ``flags & re.IGNORECASE`` is an enum operation in Python
 #: From a word's first digit to its end (a word: a run of anything but spaces).
 _DIGIT_ON = re.compile(r"\d\S*")
 _NEXT_WORD = re.compile(r"\s+(\S+)")
@@ -105,8 +109,6 @@ WORD = re.compile(rf"[{_NO_SPACE_SCRIPTS}]|[^\W{_NO_SPACE_SCRIPTS}]+")
 # Paths read from the document's root element (:func:`elements`): ``descendant-or-self::``
 # there is ``//``, at about half its cost in libxml2 once a predicate is tested.
 _MAIN = etree.XPath("(descendant-or-self::main | descendant-or-self::*[@role='main'])[1]")
-_ARTICLES = etree.XPath("descendant-or-self::article")
-_BODY = etree.XPath("descendant-or-self::body")
 #: The characters of an element's string value (its text nodes, at any depth).
 _STRING_LENGTH = etree.XPath("string-length()")
 _NEVER_CONTENT_TAGS = tuple(sorted(NEVER_CONTENT))
@@ -122,22 +124,36 @@ def elements(path: etree.XPath, tree: etree._Element) -> list[etree._Element]:
     return [node for node in found if isinstance(node, etree._Element)]
 
 
-def content_root(tree: etree._Element, lengths: Lengths | None = None) -> etree._Element:
+def content_root(
+    tree: etree._Element, lengths: Lengths | None = None, markup: Markup | None = None
+) -> etree._Element:
     """The first ``<main>``/``[role=main]``, else the longest ``<article>``, else ``<body>``; a
-    candidate holding less than ``MIN_ROOT_SHARE`` of the body's text is passed over."""
+    candidate holding less than ``MIN_ROOT_SHARE`` of the body's text is passed over.
+    (Elements found by tag in C, walked from the document's root element in document
+    order: the first ``<body>`` ends its walk; ``markup``, the bytes the tree was parsed
+    from, tells when no ``role`` can name a main.)"""
     measure = lengths or visible_length
-    body = elements(_BODY, tree)
-    page = body[0] if body else tree
+    top = tree.getroottree().getroot()
+    page = next(top.iter("body"), tree)
     least = MIN_ROOT_SHARE * measure(page)
-    for candidate in elements(_MAIN, tree):
+    for candidate in _mains(tree, top, markup):
         if measure(candidate) >= least:
             return candidate
-    sized = [(measure(a), a) for a in elements(_ARTICLES, tree)]
+    sized = [(measure(a), a) for a in top.iter("article")]
     if sized:
         size, article = max(sized, key=lambda pair: pair[0])
         if size >= least:
             return article
     return page
+
+
+def _mains(
+    tree: etree._Element, top: etree._Element, markup: Markup | None
+) -> list[etree._Element]:
+    """What :data:`_MAIN` selects: the first ``<main>`` when no ``role`` attribute can be."""
+    if markup is None or markup.may_hold(b"role"):
+        return elements(_MAIN, tree)
+    return list(itertools.islice(top.iter("main"), 1))
 
 
 def visible_length(element: etree._Element) -> int:
@@ -191,7 +207,7 @@ def without_volatile(text: str, pattern: re.Pattern[str] = VOLATILE) -> str:
         return text
     size = len(text)
     starts = [size - found.end() for found in _DIGIT_ON.finditer(text[::-1])]
-    units = _UNITS_CASED if pattern.flags & re.IGNORECASE else _UNITS
+    units = _UNITS_CASED if pattern.flags & _IGNORECASE else _UNITS
     parts: list[str] = []
     written = window_end = 0
     for start, end in zip(reversed(starts), ends, strict=True):

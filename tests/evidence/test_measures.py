@@ -1,6 +1,6 @@
 """The fast forms of the evidence's measures read as their plain forms: the visible length
 of every element, the simhash of a page's words, the root text's walk, and the XPaths read
-from the root element as the ``//`` paths they stand for."""
+from the root element (and the tag walks) as the ``//`` paths they stand for."""
 
 from __future__ import annotations
 
@@ -79,8 +79,6 @@ def test_main_text_keeps_tails_of_skipped_elements_and_comments_not_the_roots() 
 
 ABSOLUTE = {  # the paths as written with ``//`` (the definition)
     text_module._MAIN: "(//main | //*[@role='main'])[1]",
-    text_module._ARTICLES: "//article",
-    text_module._BODY: "//body",
     structured_module._DATED: "//meta | //*[@itemprop='dateModified' or @itemprop='datePublished']",
     jsonld_module._SCRIPTS: "//script[@type]",
 }
@@ -92,6 +90,9 @@ def test_paths_from_the_root_select_what_the_absolute_paths_select(html: bytes) 
     for context in (tree, *list(tree.iter(etree.Element))[-3:]):
         for path, absolute in ABSOLUTE.items():
             assert elements(path, context) == context.xpath(absolute), absolute
+        top = context.getroottree().getroot()  # the tag walks of content_root
+        assert list(top.iter("article")) == context.xpath("//article")
+        assert [next(top.iter("body"), None)] == (context.xpath("//body") or [None])[:1]
     hrefs = listing_module._CONTENT_HREFS(tree.getroottree().getroot())
     assert hrefs == tree.xpath(
         "//body//a[@href][not(ancestor::nav or ancestor::aside or ancestor::menu"
