@@ -75,7 +75,7 @@ class Inventory:
             "sitemaps": sum(f.readable for f in self.files),
             "unreadable": sum(not f.readable for f in self.files),
             "urls": len(self.entries),
-            "with_lastmod": int(self.entries["lastmod"].notna().sum()),
+            "with_lastmod": int(self.entries["lastmod"].count()),  # its values (not NaT)
             "problems": len(self.problems),
         }
 
