@@ -37,13 +37,14 @@ Touches: nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from auditor.sampler.columns import column_reader, column_texts, positional
 from auditor.sampler.defaults import DEFAULT_SAMPLE
 from auditor.sampler.order import interleave, lead
 
@@ -140,7 +141,7 @@ def choose_sample(
     if budget <= 0 or entries.empty:
         return []
     rng = np.random.default_rng(seed)
-    frame = entries.reset_index(drop=True)
+    frame = positional(entries)
     moved = _moved(frame)
     panel_rows = _rows_of(frame, list(panel))
     fresh_rows = np.setdiff1d(np.arange(len(frame)), np.array(panel_rows, dtype=np.int64))
@@ -216,19 +217,7 @@ def _fresh(
 def _strata(frame: pd.DataFrame) -> np.ndarray:
     """Each row's segment: the ``segment`` column (a group's key) where the audit split a
     file into groups, else its sub-sitemap."""
-    import pandas as pd
-
-    column = frame["segment" if "segment" in frame.columns else "sitemap"]
-    if isinstance(column.dtype, pd.CategoricalDtype):  # each name once, as astype(str)
-        codes = column.cat.codes.to_numpy()
-        names = column.cat.categories
-        if len(codes) and codes.min() >= 0 and all(type(name) is str for name in names):
-            return np.array(list(names), dtype=object)[codes]
-    elif column.dtype == object:  # texts already: as they are
-        values = column.to_numpy()
-        if all(type(value) is str for value in values):
-            return values
-    return column.astype(str).to_numpy()
+    return column_texts(frame["segment" if "segment" in frame.columns else "sitemap"])
 
 
 def _lastmods(frame: pd.DataFrame) -> np.ndarray:
@@ -289,11 +278,11 @@ class _Rows:
     boxed by pandas cost more than the rest of the page)."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
-        self._loc = _values(frame["loc"])
-        self._sitemap = _values(frame["sitemap"])
+        self._loc = column_reader(frame["loc"])
+        self._sitemap = column_reader(frame["sitemap"])
         self._lastmod = frame["lastmod"]
-        self._precision = _values(frame["lastmod_precision"])
-        self._segment = _values(frame["segment"]) if "segment" in frame.columns else None
+        self._precision = column_reader(frame["lastmod_precision"])
+        self._segment = column_reader(frame["segment"]) if "segment" in frame.columns else None
 
     def page(self, row: int, stratum: str) -> SampledPage:
         """Row ``row`` as a sampled page of ``stratum``."""
@@ -310,21 +299,6 @@ class _Rows:
             stratum,
             str(self._segment(row)) if self._segment is not None else "",
         )
-
-
-def _values(column: pd.Series) -> Callable[[int], Any]:
-    """Row ``row``'s value of ``column`` as ``column.iat[row]`` reads it: a categorical's
-    from its codes and its categories (NaN where missing), an object column's from its
-    array, any other through ``iat``."""
-    import pandas as pd
-
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        codes = column.cat.codes.to_numpy()
-        names = [*column.cat.categories, np.nan]  # code -1 (missing) reads the last
-        return lambda row: names[codes[row]]
-    if column.dtype == object:
-        return column.to_numpy().__getitem__
-    return column.iat.__getitem__
 
 
 class SequentialPlan:
@@ -357,7 +331,7 @@ class SequentialPlan:
         self.budget = budget
         self.requested = 0
         self.skipped = 0
-        frame = entries.reset_index(drop=True)
+        frame = positional(entries)
         self._rows = _Rows(frame)
         self._queues, self._sizes = _queues(frame, budget, seed, list(panel))
         self._next = dict.fromkeys(self._queues, 0)

@@ -105,3 +105,19 @@ def test_a_missing_sitemap_reads_as_main_read_it() -> None:
     frame["sitemap"] = frame["sitemap"].cat.set_categories([SITEMAPS[1]])  # all missing
     assert [repr(v) for v in _strata(frame)] == [repr(v) for v in _main_strata(frame)]
     assert _Rows(frame).page(1, "older") == _main_page(frame, 1, "older")
+
+
+def test_a_frame_indexed_otherwise_is_sampled_by_row_position() -> None:
+    from auditor.sampler.choose import choose_sample
+
+    dated = datetime(2025, 3, 1, tzinfo=UTC)
+    entries = [
+        SitemapEntry(f"https://a.test/{i}", dated + timedelta(days=i), "day", None, SITEMAPS[i % 2])
+        for i in range(30)
+    ]
+    frame = entries_to_dataframe(entries)
+    shifted = frame.set_axis(range(100, 130))
+    reordered = frame.iloc[::-1].reset_index(drop=True).iloc[::-1]  # index 29..0
+    for other in (shifted, reordered):
+        expected = choose_sample(other.reset_index(drop=True), 8, seed=3)
+        assert choose_sample(other, 8, seed=3) == expected
