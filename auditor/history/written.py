@@ -45,6 +45,9 @@ _MICROS_A_DAY = 86_400_000_000
 FEW_TEXTS = 256
 _SHAPE_OF_WIDTH = {width: shape for shape, width in enumerate(_WIDTHS, start=1)}
 _EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+_WHOLE_SECOND = len("0001-01-01T00:00:00")
+_ISO_WIDTH = {unit: 10 + width for unit, width in _TIME_WIDTH.items()}  # of an isoformat
 
 
 def encode_written(texts: list[str | None], micros: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -96,20 +99,13 @@ def _encode_few(texts: list[str | None], micros: np.ndarray) -> tuple[np.ndarray
 
 def _written(micros: int, shape: int) -> str:
     """The instant ``micros`` (microseconds since the epoch, UTC) written in ``shape``, as
-    :func:`render` writes it."""
+    :func:`render` writes it: cut from its ``isoformat`` (``0001-01-01T00:00:00.000000``,
+    years of 4 digits, the fraction truncated as render truncates it)."""
     unit, suffix = SHAPES[shape - 1]
-    m = _EPOCH + timedelta(microseconds=micros)
-    text = f"{m.year:04d}-{m.month:02d}-{m.day:02d}"
-    if unit == "day":
-        return text
-    text += f"T{m.hour:02d}:{m.minute:02d}"
-    if unit != "minute":
-        text += f":{m.second:02d}"
-    if unit == "milli":
-        text += f".{m.microsecond // 1000:03d}"
-    elif unit == "micro":
-        text += f".{m.microsecond:06d}"
-    return text + suffix
+    text = (_EPOCH + _MICROSECOND * micros).isoformat()
+    if len(text) == _WHOLE_SECOND:  # no fraction written when it is zero
+        text += ".000000"
+    return text[: _ISO_WIDTH[unit]] + suffix
 
 
 def decode_written(codes: np.ndarray, micros: np.ndarray, verbatim: list[str]) -> np.ndarray:

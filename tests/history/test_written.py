@@ -161,6 +161,8 @@ _ANY_MICROS = st.one_of(
     st.integers(-62_135_596_800_000_000, 253_402_300_799_999_999),  # Python's years
     st.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max),  # any, NaT among them
     st.just(int(np.iinfo(np.int64).min)),
+    st.integers(-(10**17), 10**17).map(lambda m: m - m % 1_000_000),  # whole seconds
+    st.integers(-(10**17), 10**17).map(lambda m: m - m % 1_000),  # whole milliseconds
 )
 
 
