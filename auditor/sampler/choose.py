@@ -39,12 +39,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from auditor.sampler.columns import column_reader, column_texts, positional
+from auditor.sampler.columns import column_reader, column_texts, instant_reader, positional
 from auditor.sampler.defaults import DEFAULT_SAMPLE
 from auditor.sampler.order import interleave, lead
 
@@ -280,21 +280,17 @@ class _Rows:
     def __init__(self, frame: pd.DataFrame) -> None:
         self._loc = column_reader(frame["loc"])
         self._sitemap = column_reader(frame["sitemap"])
-        self._lastmod = frame["lastmod"]
+        self._lastmod = instant_reader(frame["lastmod"])
         self._precision = column_reader(frame["lastmod_precision"])
         self._segment = column_reader(frame["segment"]) if "segment" in frame.columns else None
 
     def page(self, row: int, stratum: str) -> SampledPage:
         """Row ``row`` as a sampled page of ``stratum``."""
-        lastmod: Any = self._lastmod.iat[row]
-        value = None if lastmod is None or lastmod != lastmod else lastmod.to_pydatetime()
-        if value is not None and value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
         precision: Any = self._precision(row)
         return SampledPage(
             str(self._loc(row)),
             str(self._sitemap(row)),
-            value,
+            self._lastmod(row),
             None if precision is None or precision != precision else str(precision),
             stratum,
             str(self._segment(row)) if self._segment is not None else "",

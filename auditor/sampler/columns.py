@@ -9,6 +9,7 @@ Touches: nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["column_reader", "column_texts", "positional"]
+__all__ = ["column_reader", "column_texts", "instant_reader", "positional"]
 
 
 def positional(entries: pd.DataFrame) -> pd.DataFrame:
@@ -62,3 +63,29 @@ def column_texts(column: pd.Series) -> np.ndarray:
         if all(type(value) is str for value in values):
             return values
     return column.astype(str).to_numpy()
+
+
+def instant_reader(column: pd.Series) -> Callable[[int], datetime | None]:
+    """Row ``row``'s instant of ``column`` as an aware datetime (None where missing; a
+    naive one read as UTC), as ``column.iat[row].to_pydatetime()`` makes it: a column of
+    UTC instants (the inventory's) from its microseconds since the epoch."""
+    import pandas as pd
+
+    dtype = column.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype) and dtype.tz is UTC and dtype.unit in _LOSSLESS:
+        micros = column.array.as_unit("us").asi8
+        return lambda row: None if micros[row] == _NAT else _EPOCH + _MICROSECOND * int(micros[row])
+    return lambda row: _aware(column.iat[row])
+
+
+def _aware(value: Any) -> datetime | None:
+    if value is None or value != value:  # NaT, NaN
+        return None
+    moment: datetime = value.to_pydatetime()
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+_LOSSLESS = frozenset({"s", "ms", "us"})  # units whose instants are whole microseconds
+_NAT = np.iinfo(np.int64).min
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)

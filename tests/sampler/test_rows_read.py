@@ -68,8 +68,17 @@ _segments = st.one_of(
 )
 
 
-def _frame(entries: list[SitemapEntry], segments: str | None, plain: bool) -> pd.DataFrame:
+_LASTMODS = (None, "datetime64[s, UTC]", "datetime64[ns, UTC]", "datetime64[us, Europe/Paris]")
+
+
+def _frame(
+    entries: list[SitemapEntry], segments: str | None, plain: bool, lastmods: str | None = None
+) -> pd.DataFrame:
     frame = entries_to_dataframe(entries)
+    if lastmods is not None:  # instants as another reader may hold them
+        frame = frame.astype({"lastmod": lastmods})
+    elif plain:
+        frame["lastmod"] = frame["lastmod"].dt.tz_localize(None)  # naive: read as UTC
     if plain:  # columns as a file read back makes them: no categorical
         frame = frame.astype({"sitemap": object, "lastmod_precision": object})
     n = len(frame)
@@ -83,11 +92,16 @@ def _frame(entries: list[SitemapEntry], segments: str | None, plain: bool) -> pd
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_entries, min_size=1, max_size=10), _segments, st.booleans())
+@given(
+    st.lists(_entries, min_size=1, max_size=10),
+    _segments,
+    st.booleans(),
+    st.sampled_from(_LASTMODS),
+)
 def test_pages_and_strata_read_as_main_read_them(
-    entries: list[SitemapEntry], segments: str | None, plain: bool
+    entries: list[SitemapEntry], segments: str | None, plain: bool, lastmods: str | None
 ) -> None:
-    frame = _frame(entries, segments, plain)
+    frame = _frame(entries, segments, plain, lastmods)
     rows = _Rows(frame)
     for row in range(len(frame)):
         page, expected = rows.page(row, "newest"), _main_page(frame, row, "newest")
