@@ -198,19 +198,31 @@ def _arrays(entries: pd.DataFrame) -> tuple[LastmodArrays, np.ndarray, list[str]
     lastmod = entries["lastmod"]
     if not (isinstance(lastmod.dtype, pd.DatetimeTZDtype) and str(lastmod.dtype.tz) == "UTC"):
         lastmod = pd.to_datetime(lastmod, utc=True)  # the inventory's own is UTC already
-    seconds = lastmod.to_numpy(dtype="datetime64[s]").astype(np.int64)  # years 1..9999 fit
-    dated = ~lastmod.isna().to_numpy()
-    raw = entries["lastmod_raw"]
-    invalid = raw.notna().to_numpy() & ~dated
+    instants = lastmod.to_numpy(dtype="datetime64[s]")
+    seconds = instants.astype(np.int64)  # years 1..9999 fit
+    dated = ~np.isnat(instants)  # the columns' arrays read as they are: no Series made
+    invalid = pd.notna(entries["lastmod_raw"].to_numpy()) & ~dated
     date_only = _date_only(entries["lastmod_precision"])
-    news = entries["news_publication_date"].notna().to_numpy()
+    news = _present(entries["news_publication_date"])
     sitemap = entries["sitemap"]
     if not isinstance(sitemap.dtype, pd.CategoricalDtype):
         sitemap = sitemap.astype("category")
-    codes = sitemap.cat.codes.to_numpy().astype(np.int64)
-    names = [str(c) for c in sitemap.cat.categories]
+    categorical = sitemap.array
+    codes = categorical.codes.astype(np.int64)
+    names = [str(c) for c in categorical.categories]
     arrays = LastmodArrays(seconds, dated, date_only, invalid, news)
     return arrays, codes, names
+
+
+def _present(column: pd.Series) -> np.ndarray:
+    """Where ``column`` has a value (``notna``), read off a datetime column's array."""
+    import pandas as pd
+
+    if isinstance(column.dtype, pd.DatetimeTZDtype) or column.dtype.kind == "M":
+        seconds = column.to_numpy(dtype="datetime64[s]")  # only NaT is NaT in seconds too
+        present: np.ndarray = ~np.isnat(seconds)
+        return present
+    return column.notna().to_numpy()
 
 
 def _date_only(precision: pd.Series) -> np.ndarray:
@@ -221,7 +233,8 @@ def _date_only(precision: pd.Series) -> np.ndarray:
     if isinstance(precision.dtype, pd.CategoricalDtype):
         found = [name in _DATE_ONLY for name in precision.cat.categories]
         by_code = np.array([*found, False], dtype=bool)  # code -1 (missing) reads the last
-        return by_code[precision.cat.codes.to_numpy()]
+        date_only: np.ndarray = by_code[precision.array.codes]
+        return date_only
     return precision.astype(object).isin(_DATE_ONLY).to_numpy()
 
 

@@ -82,7 +82,7 @@ def _count(entries: pd.DataFrame, column: str) -> int:
 
 def extension_shares(entries: pd.DataFrame) -> ExtensionShares | None:
     """The extension counts of ``entries``; None when none carries any."""
-    news = int(entries["news_publication_date"].notna().sum())
+    news = int(entries["news_publication_date"].count())  # its values (not NaT)
     shares = ExtensionShares(
         len(entries),
         _count(entries, "hreflang_count"),

@@ -88,7 +88,7 @@ def encode_state(entries: pd.DataFrame) -> bytes:
     }
     raw_format = None
     if "lastmod_raw" in entries:
-        column = entries["lastmod_raw"].astype(object).tolist()  # NaN or None for none
+        column = entries["lastmod_raw"].tolist()  # NaN or None for none
         texts = [t if isinstance(t, str) else None for t in column]
         shapes, verbatim = encode_written(texts, lastmod)
         raw["raw_shape"] = shapes.tobytes()
@@ -225,7 +225,9 @@ def _codes(column: pd.Series, dtype: type[np.integer]) -> tuple[list[str], np.nd
     """Category names and each row's code (-1 when absent)."""
     import pandas as pd
 
-    categorical = pd.Categorical(column)
+    categorical = (  # a categorical column is its own Categorical: no copy made
+        column.array if isinstance(column.dtype, pd.CategoricalDtype) else pd.Categorical(column)
+    )
     names = [str(name) for name in categorical.categories]
     if len(names) > np.iinfo(dtype).max:
         raise ValueError(f"url_state: {len(names)} distinct values do not fit {dtype.__name__}")

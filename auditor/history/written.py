@@ -14,6 +14,8 @@ Touches: nothing.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import numpy as np
 
 from auditor.errors import HistoryError
@@ -38,11 +40,30 @@ _TIME_WIDTH = {"day": 0, "minute": 6, "second": 9, "milli": 13, "micro": 16}  # 
 _WIDTHS = tuple(10 + _TIME_WIDTH[unit] + len(suffix) for unit, suffix in SHAPES)
 _NAT = np.iinfo(np.int64).min
 _MICROS_A_DAY = 86_400_000_000
+#: Up to this many texts are compared one by one: a whole-array comparison's fixed cost
+#: (a dozen numpy steps a shape) is most of a small site's save; more go as arrays.
+FEW_TEXTS = 256
+_SHAPE_OF_WIDTH = {width: shape for shape, width in enumerate(_WIDTHS, start=1)}
+_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+_WHOLE_SECOND = len("0001-01-01T00:00:00")
+_ISO_WIDTH = {unit: 10 + width for unit, width in _TIME_WIDTH.items()}  # of an isoformat
 
 
 def encode_written(texts: list[str | None], micros: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Each text's shape code (int8) given its instant (``micros``: int64 microseconds,
-    int64 min for none), and the texts kept as written (code :data:`VERBATIM`), in order."""
+    int64 min for none), and the texts kept as written (code :data:`VERBATIM`), in order.
+    A small site's few texts are compared one by one (:data:`FEW_TEXTS`)."""
+    if len(texts) <= FEW_TEXTS:
+        try:
+            return _encode_few(texts, micros)
+        except OverflowError:  # an instant past Python's years 1 to 9999: the arrays' way
+            pass
+    return _encode_many(texts, micros)
+
+
+def _encode_many(texts: list[str | None], micros: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """:func:`encode_written` a whole array at a time."""
     n = len(texts)
     codes = np.zeros(n, dtype=np.int8)
     lengths = np.fromiter((-1 if t is None else len(t) for t in texts), np.int64, n)
@@ -55,6 +76,36 @@ def encode_written(texts: list[str | None], micros: np.ndarray) -> tuple[np.ndar
             codes[rows[render(micros[rows], shape) == written]] = shape
     verbatim = [str(texts[i]) for i in np.flatnonzero(codes == VERBATIM)]
     return codes, verbatim
+
+
+def _encode_few(texts: list[str | None], micros: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """:func:`encode_written` text by text: each shape has its own length, so a text is
+    compared with its instant written in the one shape of its length, by Python
+    (OverflowError for an instant Python cannot write)."""
+    codes: list[int] = []
+    verbatim: list[str] = []
+    for text, micro in zip(texts, micros.tolist(), strict=True):
+        if text is None:
+            codes.append(NO_TEXT)
+            continue
+        shape = _SHAPE_OF_WIDTH.get(len(text), VERBATIM)
+        if shape and micro != _NAT and text == _written(micro, shape):
+            codes.append(shape)
+        else:
+            codes.append(VERBATIM)
+            verbatim.append(str(text))
+    return np.array(codes, dtype=np.int8), verbatim
+
+
+def _written(micros: int, shape: int) -> str:
+    """The instant ``micros`` (microseconds since the epoch, UTC) written in ``shape``, as
+    :func:`render` writes it: cut from its ``isoformat`` (``0001-01-01T00:00:00.000000``,
+    years of 4 digits, the fraction truncated as render truncates it)."""
+    unit, suffix = SHAPES[shape - 1]
+    text = (_EPOCH + _MICROSECOND * micros).isoformat()
+    if len(text) == _WHOLE_SECOND:  # no fraction written when it is zero
+        text += ".000000"
+    return text[: _ISO_WIDTH[unit]] + suffix
 
 
 def decode_written(codes: np.ndarray, micros: np.ndarray, verbatim: list[str]) -> np.ndarray:

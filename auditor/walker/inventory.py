@@ -5,9 +5,10 @@ Touches: the network, the disk.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,6 +20,7 @@ from auditor.walker.reuse import SitemapStore
 from auditor.walker.robotsfile import RobotsFile
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from auditor.http import HttpClient
@@ -73,7 +75,7 @@ class Inventory:
             "sitemaps": sum(f.readable for f in self.files),
             "unreadable": sum(not f.readable for f in self.files),
             "urls": len(self.entries),
-            "with_lastmod": int(self.entries["lastmod"].notna().sum()),
+            "with_lastmod": int(self.entries["lastmod"].count()),  # its values (not NaT)
             "problems": len(self.problems),
         }
 
@@ -95,20 +97,17 @@ def entries_to_dataframe(entries: Iterable[SitemapEntry]) -> pd.DataFrame:
             append(value)
     extensions = columns.pop()
     loc, lastmod, precision, raw, sitemap, news = columns
-    frame = pd.DataFrame(
-        {
-            "loc": _column(loc).astype(object),
-            "lastmod": _instants(lastmod),
-            "lastmod_precision": _categories(precision),
-            "lastmod_raw": _column(raw).astype(object),
-            "sitemap": _categories(sitemap),
-            "news_publication_date": _instants(news),
-        },
-        copy=False,
-    )
+    data: dict[str, Any] = {
+        "loc": _texts(loc),
+        "lastmod": _instants(lastmod),
+        "lastmod_precision": _categories(precision),
+        "lastmod_raw": _texts(raw),
+        "sitemap": _categories(sitemap),
+        "news_publication_date": _instants(news),
+    }
     if any(ext is not None for ext in extensions):
-        _add_extensions(frame, cast("list[Extensions | None]", extensions))
-    return frame
+        data.update(_extension_columns(cast("list[Extensions | None]", extensions)))
+    return pd.DataFrame(data, copy=False)  # one constructor of finished arrays
 
 
 def _column(values: list[Any]) -> pd.Series:
@@ -119,52 +118,143 @@ def _column(values: list[Any]) -> pd.Series:
     return pd.Series(values, dtype=None if values else "float64")
 
 
-def _instants(values: list[datetime | None]) -> pd.Series:
-    """UTC ``datetime64`` (NaT for None); a column of None, most sites' news dates, made
-    as ``to_datetime`` makes it (seconds, UTC) without its parsing."""
+def _objects(values: list[Any]) -> pd.Series:
+    """``values`` as they are in an object column (a frame would infer a string dtype
+    from an array alone)."""
+    import numpy as np
+    import pandas as pd
+
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return pd.Series(array, dtype=object, copy=False)
+
+
+def _texts(values: list[str | None]) -> Any:
+    """An object column of texts (None missing) as ``_column(values).astype(object)``
+    makes it, without the Series: a missing text is what that makes of None (None, or
+    NaN where pandas infers its string dtype). Other values go through it."""
+    if not values or not all(type(v) is str or v is None for v in values):
+        return _column(values).astype(object)
+    texts = [v for v in values if v is not None]
+    if not texts:
+        return _objects(values)  # a column of None stays object, None
+    try:
+        "".join(texts).encode()  # what pandas' string dtype refuses, it refuses as it did
+    except UnicodeEncodeError:
+        return _column(values).astype(object)
+    if len(texts) == len(values):
+        return _objects(values)
+    missing = _inferred().missing_text
+    return _objects([missing if v is None else v for v in values])
+
+
+def _instants(values: list[datetime | None]) -> Any:
+    """UTC ``datetime64`` (NaT for None) as ``to_datetime(utc=True)`` makes it from aware
+    datetimes, from their offsets to the epoch; a column of None, most sites' news dates,
+    made as ``to_datetime`` makes it (seconds, UTC) without its parsing. Other values
+    (naive or pandas' own instants, texts) go through ``to_datetime``."""
     import numpy as np
     import pandas as pd
 
     if values and all(value is None for value in values):
-        nat = np.full(len(values), np.datetime64("NaT", "s"))
-        return pd.Series(nat, dtype="datetime64[s, UTC]")
+        return _utc(np.full(len(values), np.datetime64("NaT", "s")))
+    inferred = _inferred()
+    if values and inferred.per_microsecond:
+        try:
+            ticks = [
+                _NAT if v is None else (v - _EPOCH) // _MICROSECOND * inferred.per_microsecond
+                for v in values
+                if v is None or (type(v) is datetime and v.tzinfo is not None)
+            ]
+            if len(ticks) == len(values):
+                instants = np.array(ticks, dtype=np.int64).view(inferred.naive)
+                return _utc(instants)
+        except (TypeError, OverflowError):  # an offset pandas would read otherwise
+            pass
     return pd.to_datetime(_column(values), utc=True)
 
 
-def _categories(values: list[str | None]) -> pd.Series:
+def _utc(naive: np.ndarray) -> pd.arrays.DatetimeArray:
+    """Naive ``datetime64`` values as UTC instants (``tz_localize``, without a Series)."""
+    import pandas as pd
+
+    return cast("pd.arrays.DatetimeArray", pd.array(naive)).tz_localize("UTC")
+
+
+def _categories(values: list[str | None], fallback: Callable[[], pd.Series] | None = None) -> Any:
     """A categorical of texts (None missing) from its codes, categories sorted as
-    ``astype("category")`` sorts them (by code point); other values go through it."""
+    ``astype("category")`` sorts them (by code point); other values go through
+    ``fallback`` (default: ``astype("category")``)."""
     import pandas as pd
 
     found = set(values)
     found.discard(None)
     if not found or not all(type(value) is str for value in found):
-        return _column(values).astype("category")
+        return fallback() if fallback else _column(values).astype("category")
     ordered = sorted(cast("set[str]", found))
     codes: dict[str | None, int] = {name: code for code, name in enumerate(ordered)}
     codes[None] = -1
-    dtype = pd.CategoricalDtype(pd.Index(ordered))  # the dtype a column of texts infers
-    return pd.Series(pd.Categorical.from_codes([codes[v] for v in values], dtype=dtype))
+    dtype = _text_categories(tuple(ordered))
+    return pd.Categorical.from_codes([codes[v] for v in values], dtype=dtype)
 
 
-def _add_extensions(frame: pd.DataFrame, extensions: list[Extensions | None]) -> None:
-    """The :data:`EXTENSION_COLUMNS` of ``frame``, from each entry's extensions."""
+@lru_cache(maxsize=64)
+def _text_categories(ordered: tuple[str, ...]) -> pd.CategoricalDtype:
+    """The dtype a column of the texts ``ordered`` infers, made once: checking that its
+    categories are unique is most of a small categorical's cost, and a site's precisions
+    (or a site audited again) ask for the same one."""
+    import pandas as pd
+
+    return pd.CategoricalDtype(pd.Index(list(ordered)))
+
+
+def _extension_columns(extensions: list[Extensions | None]) -> dict[str, Any]:
+    """The :data:`EXTENSION_COLUMNS`, from each entry's extensions (None: it has none)."""
+    import numpy as np
     import pandas as pd
 
     none = Extensions()
     present = [none if ext is None else ext for ext in extensions]
     langs = [",".join(sorted({lang for lang, _ in e.hreflang})) or None for e in present]
+    languages = [e.news_language for e in present]
     values: dict[str, Any] = {
-        "hreflang_count": pd.array([e.hreflang_count for e in present], dtype="int32"),
-        "hreflang_langs": pd.Series(langs, dtype="category"),
-        "image_count": pd.array([e.image_count for e in present], dtype="int32"),
-        "first_image": pd.Series([e.first_image for e in present], dtype=object),
-        "video_count": pd.array([e.video_count for e in present], dtype="int32"),
-        "news_title": pd.Series([e.news_title for e in present], dtype=object),
-        "news_language": pd.Series([e.news_language for e in present], dtype="category"),
+        "hreflang_count": np.array([e.hreflang_count for e in present], dtype=np.int32),
+        "hreflang_langs": _categories(langs, lambda: pd.Series(langs, dtype="category")),
+        "image_count": np.array([e.image_count for e in present], dtype=np.int32),
+        "first_image": _objects([e.first_image for e in present]),
+        "video_count": np.array([e.video_count for e in present], dtype=np.int32),
+        "news_title": _objects([e.news_title for e in present]),
+        "news_language": _categories(languages, lambda: pd.Series(languages, dtype="category")),
     }
-    for name in EXTENSION_COLUMNS:
-        frame[name] = values[name]
+    return {name: values[name] for name in EXTENSION_COLUMNS}
+
+
+@dataclass(frozen=True)
+class _Inference:
+    """What this pandas makes of texts and instants, asked once: the missing text of an
+    object column of texts, and the unit ``to_datetime`` gives aware datetimes."""
+
+    missing_text: Any
+    naive: str  # the unit's naive numpy dtype, "datetime64[us]"
+    per_microsecond: int  # its ticks a microsecond; 0: coarser, left to to_datetime
+
+
+@cache
+def _inferred() -> _Inference:
+    """This pandas' :class:`_Inference`."""
+    import numpy as np
+    import pandas as pd
+
+    missing = pd.Series(["a", None]).astype(object).iloc[1]
+    dtype = pd.to_datetime(pd.Series([_EPOCH, None]), utc=True).dtype
+    unit = cast("pd.DatetimeTZDtype", dtype).unit
+    ticks = {"us": 1, "ns": 1000}.get(unit, 0)
+    return _Inference(missing, str(np.dtype(f"datetime64[{unit}]")), ticks)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_NAT = -(2**63)  # numpy's NaT as an int64
 
 
 def entry_rows(

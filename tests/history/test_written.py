@@ -155,3 +155,37 @@ def test_distinct_stamps_in_one_shape_cost_almost_nothing_to_keep():
     back = decode_state(with_texts)
     assert back["lastmod_raw"].tolist() == [r.lastmod_raw for r in rows]
     pd.testing.assert_series_equal(back["loc"], frame["loc"])
+
+
+_ANY_MICROS = st.one_of(
+    st.integers(-62_135_596_800_000_000, 253_402_300_799_999_999),  # Python's years
+    st.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max),  # any, NaT among them
+    st.just(int(np.iinfo(np.int64).min)),
+    st.integers(-(10**17), 10**17).map(lambda m: m - m % 1_000_000),  # whole seconds
+    st.integers(-(10**17), 10**17).map(lambda m: m - m % 1_000),  # whole milliseconds
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_ANY_MICROS, st.integers(0, len(SHAPES)), st.none() | st.text(max_size=33)),
+        max_size=12,
+    ),
+    st.integers(0, 2),
+)
+def test_a_few_texts_are_coded_as_the_arrays_code_them(rows, off_by):
+    """A small site's texts, compared one by one, get the codes and verbatim texts the
+    whole-array comparison gives (an instant Python cannot write: the arrays' way)."""
+    from auditor.history.written import FEW_TEXTS, _encode_many
+
+    micros = np.array([m for m, _, _ in rows], dtype=np.int64)
+    rendered = [
+        render(micros[i : i + 1] + off_by, shape).tolist()[0] if shape else other
+        for i, (_, shape, other) in enumerate(rows)
+    ]
+    assert len(rendered) <= FEW_TEXTS
+    codes, verbatim = encode_written(rendered, micros)
+    expected_codes, expected_verbatim = _encode_many(rendered, micros)
+    assert codes.dtype == expected_codes.dtype
+    assert codes.tolist() == expected_codes.tolist() and verbatim == expected_verbatim

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
 from auditor.models import Extensions, SitemapEntry
 from auditor.walker.inventory import ENTRY_COLUMNS, entries_to_dataframe
+from tests.walker.inventory_reference import reference_frame
 
 SITEMAPS = ("https://a.test/sitemap.xml", "https://a.test/s-é.xml", "https://A.test/Z.xml", "")
 PRECISIONS = (None, "day", "second", "minute")
@@ -112,3 +115,91 @@ def test_no_column_is_set_on_the_frame_one_at_a_time(monkeypatch: Any) -> None:
         [SitemapEntry(f"https://a.test/{i}", dated, "day", "x", SITEMAPS[0]) for i in range(60)]
     )
     assert sets == []
+
+
+# -- the frame main made (tests/walker/inventory_reference.py), for any entries -----------
+
+_PARIS = ZoneInfo("Europe/Paris")  # an offset that moves
+_aware = st.datetimes(
+    min_value=datetime(1, 1, 2),
+    max_value=datetime(9999, 12, 30),
+    timezones=st.sampled_from([UTC, timezone(timedelta(hours=-9, minutes=-30)), _PARIS]),
+)
+_any_instant = st.one_of(st.none(), _aware, st.datetimes(), st.just(pd.Timestamp("2025-01-02")))
+_extensions = st.builds(
+    Extensions,
+    hreflang_count=st.integers(0, 60),
+    hreflang=st.lists(
+        st.tuples(st.sampled_from(["de", "en", "fr-CA", "é"]), st.text(max_size=3))
+    ).map(tuple),
+    image_count=st.one_of(st.integers(0, 9), st.just(2**31)),  # int32 refuses it alike
+    first_image=st.one_of(st.none(), st.text(max_size=6)),
+    video_count=st.integers(0, 3),
+    news_title=st.one_of(st.none(), st.text(max_size=6)),
+    news_language=st.one_of(st.none(), st.sampled_from(["en", "de", "zh-Hant"])),
+)
+_varied = st.builds(
+    SitemapEntry,
+    loc=st.text(max_size=12),
+    lastmod=st.one_of(st.none(), _aware),
+    lastmod_precision=st.sampled_from(PRECISIONS),
+    lastmod_raw=st.one_of(st.none(), st.text(max_size=8)),
+    sitemap=st.sampled_from(SITEMAPS),
+    news_publication_date=st.one_of(st.none(), _aware),
+    extensions=st.one_of(st.none(), _extensions),
+)
+_odd = _varied.flatmap(
+    lambda entry: st.builds(
+        entry._replace,
+        lastmod=_any_instant,
+        news_publication_date=_any_instant,
+        lastmod_raw=st.one_of(st.none(), st.text(max_size=3), st.just("\ud800")),
+        lastmod_precision=st.one_of(st.sampled_from(PRECISIONS), st.just(3)),
+    )
+)
+
+
+def _assert_as_main_made(entries: list[SitemapEntry]) -> None:
+    try:
+        expected = reference_frame(entries)
+    except Exception as exc:  # what main refused, refused alike
+        with pytest.raises(type(exc)):
+            entries_to_dataframe(entries)
+        return
+    actual = entries_to_dataframe(entries)
+    assert_frame_equal(actual, expected, check_dtype=True, check_categorical=True, check_exact=True)
+    assert actual.index.equals(expected.index) and type(actual.index) is type(expected.index)
+    assert actual.columns.dtype == expected.columns.dtype
+    _assert_same(actual, expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_varied, max_size=10))
+def test_the_frame_is_mains_for_varied_entries(entries: list[SitemapEntry]) -> None:
+    _assert_as_main_made(entries)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_varied, _odd), max_size=6))
+def test_the_frame_is_mains_for_odd_values(entries: list[SitemapEntry]) -> None:
+    """Naive datetimes, pandas' Timestamps, texts pandas' string dtype refuses, a
+    precision that is no text: each goes through the plain construction, as on main."""
+    _assert_as_main_made(entries)
+
+
+def test_the_frame_is_mains_for_a_demo_sized_site() -> None:
+    dated = datetime(2025, 3, 1, 12, tzinfo=UTC)
+    entries = [
+        SitemapEntry(
+            f"https://a.test/{n}",
+            None if n % 7 == 0 else dated + timedelta(hours=n, microseconds=n),
+            None if n % 7 == 0 else ("day", "second")[n % 2],
+            None if n % 7 == 0 else f"2025-03-{n % 28 + 1:02d}",
+            SITEMAPS[n % 3],
+            dated if n % 5 == 0 else None,
+            Extensions(image_count=1, hreflang=(("en", "x"),)) if n % 4 == 0 else None,
+        )
+        for n in range(60)
+    ]
+    for some in (entries, [e._replace(extensions=None) for e in entries], entries[:1]):
+        _assert_as_main_made(some)
