@@ -36,6 +36,8 @@ from requests.exceptions import InvalidURL
 from requests.structures import CaseInsensitiveDict
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from auditor.http.response_head import HeadReadingResponse
+
 __all__ = ["CalledOff", "Deadline", "WatchedAdapter", "current_request"]
 
 
@@ -177,6 +179,8 @@ def _last_look(conn: urllib3.connection.HTTPConnection) -> None:
 
 
 class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
+    response_class = HeadReadingResponse  # plain headers read without the email package
+
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
         _last_look(self)
         super().request(method, url, *args, **kwargs)
