@@ -110,3 +110,24 @@ def test_the_fleet_client_reads_a_url_s_host_once(serve, monkeypatch):
         for _ in range(3):
             _get(client, server.origin + "/p")
     assert len(hosts) == 1
+
+
+def _chunked(handler) -> None:
+    handler.send_response(200)
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    handler.wfile.write(b"3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n")
+
+
+def test_a_body_is_not_asked_again_once_its_length_is_read(serve, monkeypatch):
+    routes = {**_routes(), "/chunked": _chunked}
+    server = serve(routes=routes)
+    reads = _counting(monkeypatch, urllib3.response.HTTPResponse, "read1")
+    with HttpClient() as client:
+        response = _get(client, server.origin + "/p")
+        assert response.body.complete and response.body.bytes_read == len(b"<p>x</p>")
+        assert len(reads) == 1  # its Content-Length read with the first
+        response = client.get(server.origin + "/chunked")
+        assert isinstance(response, Response)
+        assert b"".join(response.body) == b"abcdefg" and response.body.complete
+        assert len(reads) > 2  # chunks: read until urllib3 says there is no more
