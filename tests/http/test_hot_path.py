@@ -131,3 +131,22 @@ def test_a_body_is_not_asked_again_once_its_length_is_read(serve, monkeypatch):
         assert isinstance(response, Response)
         assert b"".join(response.body) == b"abcdefg" and response.body.complete
         assert len(reads) > 2  # chunks: read until urllib3 says there is no more
+
+
+def test_a_page_named_twice_in_a_row_is_read_once(monkeypatch):
+    import auditor.http.walls as walls
+
+    made = _counting(monkeypatch, walls, "_Response")
+    page = b"<html><title>Just a moment...</title>" + b"x" * 70_000
+    headers = {"Server": "cloudflare"}
+    first = walls.wall_of(403, headers, page[: walls.WALL_PROBE_BYTES])
+    again = walls.wall_of(403, dict(headers), bytes(page[: walls.WALL_PROBE_BYTES]))
+    assert first == again == walls.Wall("Cloudflare", "challenge", 403) and len(made) == 1
+    assert walls.wall_of(403, headers, page) == first and len(made) == 1  # the same probe
+    assert walls.wall_of(200, headers, page) == walls.Wall("Cloudflare", "challenge", 200)
+    assert walls.wall_of(200, {"Server": "nginx"}, page) == walls.Wall(
+        "Cloudflare", "challenge", 200
+    )
+    assert walls.wall_of(200, {"Server": "nginx"}, b"<p>hello</p>") is None
+    assert walls.wall_of(True, {"Server": "nginx"}, b"<p>hello</p>") is None  # 1 == True
+    assert len(made) == 5
