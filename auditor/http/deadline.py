@@ -237,6 +237,8 @@ class WatchedAdapter(HTTPAdapter):
             return cast(HTTPConnectionPool, pool)
         origin = _ORIGIN.match(str(request.url))
         kept_as = None if origin is None else (origin[0], verify, cert, _is_dir(verify))
+        if kept_as is not None and not isinstance(cert, str | tuple | None):
+            kept_as = None  # a certificate given some other way: asked in full each time
         kept = self._pool_keys.get(kept_as) if kept_as is not None else None
         if kept is not None:  # the pool manager's own look-up, by the key it made before
             pool_key, context = kept
