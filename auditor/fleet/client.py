@@ -33,6 +33,8 @@ from auditor.sampler.pacing import HostPacer
 __all__ = ["FleetPacer", "GatedHttpClient", "TimeLimit"]
 
 _OVERLOADED = frozenset({429, 503})
+#: URLs whose host a client remembers at most (a site's requests are a few dozen).
+_MAX_HOSTS_KEPT = 256
 log = logging.getLogger(__name__)
 
 
@@ -80,10 +82,21 @@ class GatedHttpClient(HttpClient):
         self.refused = 0  # requests not made because the time limit was spent
         self.paused = 0.0  # seconds waited between the attempts of one turn
         self._attempt_ended: float | None = None  # the turn's last attempt (None: none yet)
+        self._hosts: dict[str, str] = {}  # host_of each URL asked about, read once
+
+    def _host_of(self, url: str) -> str:
+        """:func:`host_of` ``url``, remembered: a request asks it three times (its turn,
+        each attempt's before and last look)."""
+        host = self._hosts.get(url)
+        if host is None:
+            if len(self._hosts) >= _MAX_HOSTS_KEPT:
+                self._hosts.clear()
+            host = self._hosts[url] = host_of(url)
+        return host
 
     def get(self, url: str, **kwargs: Any) -> Response | FetchFailure:
         """GET ``url`` in its host's turn (the turn ends when its body is closed)."""
-        host, page = host_of(url), self.pages and not _is_robots_txt(url)
+        host, page = self._host_of(url), self.pages and not _is_robots_txt(url)
         if self.limit.spent() or not self.gate.wait_turn(host, until=self.limit.ends_at):
             self.refused += 1
             return FetchFailure(url, "timeout", self.limit.detail)
@@ -109,7 +122,7 @@ class GatedHttpClient(HttpClient):
         host's turn must last until the attempt's deadline: a turn that would lapse
         first (this process was held up since it was granted: stopped, starved) may be
         another site's by then, so it is given back and taken again."""
-        host = host_of(url)
+        host = self._host_of(url)
         if self._attempt_ended is not None:
             pause = self._attempt_ended + self.gate.delay_for(host) - time.monotonic()
             if pause >= remaining:
@@ -137,7 +150,7 @@ class GatedHttpClient(HttpClient):
         connection is made (a process stopped while connecting would send on a lapsed
         turn); called off here, the attempt goes back to :meth:`before_send`, which
         takes the turn again."""
-        host = host_of(url)
+        host = self._host_of(url)
 
         def turn_holds() -> bool:
             remaining = ends_at - self._clock()

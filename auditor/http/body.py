@@ -245,9 +245,13 @@ def _inflate_deflate(chunks: Iterator[bytes], cap: int) -> Iterator[bytes]:
 
 def read_as_it_arrives(raw: urllib3.response.BaseHTTPResponse) -> Iterator[bytes]:
     """The raw body in pieces as they arrive (``read1``), so that when the deadline
-    cuts a slow response, every byte received before the cut is kept."""
+    cuts a slow response, every byte received before the cut is kept. A body whose
+    ``Content-Length`` is read is over: urllib3 closed it with its last byte, and is
+    not asked for the empty read that would say so."""
     while chunk := raw.read1(CHUNK_SIZE, decode_content=False):
         yield chunk
+        if raw.length_remaining == 0:
+            return
 
 
 def read_local_file(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Body:

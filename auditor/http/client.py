@@ -33,6 +33,7 @@ Touches: the network.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -40,8 +41,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import requests
+from requests._internal_utils import to_native_string
 from requests.cookies import extract_cookies_to_jar
 from requests.structures import CaseInsensitiveDict
+from requests.utils import check_header_validity
 
 from auditor.http.body import Body, read_as_it_arrives
 from auditor.http.causes import CONNECTION_FAILED, cause_of
@@ -148,8 +151,10 @@ class HttpClient:
             }
         )
         self.session.headers.update(dict(self.options.headers))
+        self.session.headers = _CountedHeaders(self.session.headers)
         _log.debug("HTTP client: %s", self.options.described)
         self._clock = clock
+        self._session_headers = _SessionHeaders()
         self._proxies = ProxyChooser(self.options.proxy, env=self.options.env_proxy)
         self._sleep = sleep
 
@@ -355,23 +360,68 @@ class HttpClient:
         """The request ``session.get`` would send, made without its merging of settings
         (a third of its CPU, in requests 2.34 mostly ``isinstance`` checks against typing
         protocols): the session's headers and then ``headers``, its cookies (when it has
-        any: an empty jar adds no header), credentials in the URL, no params (the session
-        has none, and reads no environment: ``trust_env`` is off)."""
-        merged = CaseInsensitiveDict(self.session.headers)
-        if headers:
-            merged.update(headers)
+        any: an empty jar adds no header), credentials in the URL (when it has any), no
+        params (the session has none, and reads no environment: ``trust_env`` is off).
+        The session's headers are checked by requests once (:class:`_SessionHeaders`)."""
         prepared = requests.PreparedRequest()
         prepared.prepare_method("GET")
         prepared.prepare_url(url, None)
-        prepared.prepare_headers(merged)
+        checked = self._session_headers.checked(self.session.headers)
+        if checked is None:  # as requests does it (and says what it refuses, each time)
+            merged = CaseInsensitiveDict(self.session.headers)
+            if headers:
+                merged.update(headers)
+            prepared.prepare_headers(merged)
+        else:
+            prepared.headers = checked
+            for header in (headers or {}).items():  # as prepare_headers adds each
+                check_header_validity(header)
+                checked[to_native_string(header[0])] = header[1]
         if len(self.session.cookies):
             prepared.prepare_cookies(self.session.cookies)
         prepared.prepare_body(None, None)
-        prepared.prepare_auth(None, url)
+        if "@" in (prepared.url or ""):  # else requests finds no credentials in it
+            prepared.prepare_auth(None, url)
         return prepared
 
     def _timeout_detail(self) -> str:
         return f"timed out after {self.options.timeout:g} s"
+
+
+class _CountedHeaders(CaseInsensitiveDict[str | bytes]):
+    """The session's headers, counting their changes (so a prepared copy knows it is old)."""
+
+    changes = 0
+
+    def __setitem__(self, key: str, value: str | bytes) -> None:
+        self.changes += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.changes += 1
+        super().__delitem__(key)
+
+
+class _SessionHeaders:
+    """The session's headers as ``PreparedRequest.prepare_headers`` makes them, checked
+    once: a copy for each request, made again when the session's headers change."""
+
+    def __init__(self) -> None:
+        self._of: tuple[object, int] | None = None
+        self._prepared: CaseInsensitiveDict[str] | None = None
+
+    def checked(self, headers: Mapping[str, str | bytes]) -> CaseInsensitiveDict[str] | None:
+        """A copy of ``headers`` prepared, or None when requests refuses one of them (or
+        they are not :class:`_CountedHeaders`: their changes are not known)."""
+        if not isinstance(headers, _CountedHeaders):
+            return None
+        if self._of is None or self._of[0] is not headers or self._of[1] != headers.changes:
+            self._of, self._prepared = (headers, headers.changes), None
+            with contextlib.suppress(requests.RequestException):
+                prepared = requests.PreparedRequest()
+                prepared.prepare_headers(headers)
+                self._prepared = prepared.headers
+        return None if self._prepared is None else self._prepared.copy()
 
 
 def _release(resp: requests.Response, complete: bool) -> None:

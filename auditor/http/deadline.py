@@ -23,6 +23,7 @@ import contextlib
 import heapq
 import itertools
 import os
+import re
 import socket
 import threading
 import time
@@ -34,7 +35,9 @@ from requests import PreparedRequest, Response
 from requests.adapters import HTTPAdapter
 from requests.exceptions import InvalidURL
 from requests.structures import CaseInsensitiveDict
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool, port_by_scheme
+
+from auditor.http.response_head import HeadReadingResponse
 
 __all__ = ["CalledOff", "Deadline", "WatchedAdapter", "current_request"]
 
@@ -152,6 +155,12 @@ def _shutdown(sock: socket.socket) -> None:
 
 current_request = threading.local()
 
+#: A URL's scheme and authority, up to the first ``/``, ``?`` or ``#`` after them: all a
+#: request's pool depends on, with the TLS settings.
+_ORIGIN = re.compile(r"[^:/?#]+://[^/?#]*")
+#: Origins an adapter remembers the pool key of (a client talks to a site's few hosts).
+_MAX_ORIGINS_KEPT = 256
+
 
 def _attachcurrent_request(sock: socket.socket | None) -> None:
     deadline: Deadline | None = getattr(current_request, "deadline", None)
@@ -177,6 +186,8 @@ def _last_look(conn: urllib3.connection.HTTPConnection) -> None:
 
 
 class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
+    response_class = HeadReadingResponse  # plain headers read without the email package
+
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> None:
         _last_look(self)
         super().request(method, url, *args, **kwargs)
@@ -196,6 +207,11 @@ class _WatchedHTTPPool(HTTPConnectionPool):
 
 class _WatchedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
+
+
+def _is_dir(verify: object) -> bool:
+    """Whether ``verify`` names a folder of CA certificates (requests asks each request)."""
+    return isinstance(verify, str) and os.path.isdir(verify)
 
 
 class WatchedAdapter(HTTPAdapter):
@@ -219,6 +235,16 @@ class WatchedAdapter(HTTPAdapter):
         if proxies:
             pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
             return cast(HTTPConnectionPool, pool)
+        origin = _ORIGIN.match(str(request.url))
+        kept_as = None if origin is None else (origin[0], verify, cert, _is_dir(verify))
+        if kept_as is not None and not isinstance(cert, str | tuple | None):
+            kept_as = None  # a certificate given some other way: asked in full each time
+        kept = self._pool_keys.get(kept_as) if kept_as is not None else None
+        if kept is not None:  # the pool manager's own look-up, by the key it made before
+            pool_key, context = kept
+            manager = self.poolmanager
+            pool = manager.connection_from_pool_key(pool_key, request_context=dict(context))
+            return cast(HTTPConnectionPool, pool)
         try:
             host, pool_kwargs = self.build_connection_pool_key_attributes(
                 request,
@@ -228,7 +254,29 @@ class WatchedAdapter(HTTPAdapter):
         except ValueError as exc:  # as requests says it
             raise InvalidURL(exc, request=request) from exc
         pool = self.poolmanager.connection_from_host(**host, pool_kwargs=pool_kwargs)
+        if kept_as is not None:
+            self._keep_pool_key(kept_as, host, pool_kwargs)
         return cast(HTTPConnectionPool, pool)
+
+    def _keep_pool_key(
+        self, kept_as: tuple[str, object, object, bool], host: Mapping[str, Any], pool_kwargs: Any
+    ) -> None:
+        """Remember the pool key ``connection_from_host`` made for an origin (its own
+        steps), so that the origin's next requests find their pool by it at once: a
+        URL's scheme, host and port, and the TLS settings, are all the key is made of
+        (``verify`` a path: a file or a folder, as requests looks each time)."""
+        manager = self.poolmanager
+        merge = getattr(manager, "_merge_pool_kwargs", None)
+        if merge is None:  # another urllib3: asked in full each time
+            return
+        context = merge(pool_kwargs)
+        context["scheme"] = host["scheme"] or "http"
+        context["port"] = host["port"] or port_by_scheme.get(context["scheme"].lower(), 80)
+        context["host"] = host["host"]
+        pool_key = manager.key_fn_by_scheme[context["scheme"].lower()](context)
+        if len(self._pool_keys) >= _MAX_ORIGINS_KEPT:
+            self._pool_keys.clear()
+        self._pool_keys[kept_as] = (pool_key, context)
 
     def request_url(self, request: PreparedRequest, proxies: Mapping[str, str] | None) -> str:
         """The URL in the request line: without ``proxies``, the path (as requests
@@ -252,6 +300,7 @@ class WatchedAdapter(HTTPAdapter):
 
     def init_poolmanager(self, *args: object, **kwargs: object) -> None:
         super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
+        self._pool_keys: dict[tuple[str, object, object, bool], tuple[Any, dict[str, Any]]] = {}
         self.poolmanager.pool_classes_by_scheme = {
             "http": _WatchedHTTPPool,
             "https": _WatchedHTTPSPool,

@@ -185,14 +185,36 @@ def body_head(chunks: Iterable[bytes], limit: int = WALL_PROBE_BYTES) -> bytes:
     return b"".join(parts)[:limit]
 
 
+#: The last response named, and its wall: a page is named twice, as it is fetched and as
+#: its evidence is read (its head compared, not hashed: 64 KiB). One tuple, replaced
+#: whole, so that threads naming pages at once each read a consistent one.
+_last: tuple[int | None, list[tuple[str, str]], bytes, Wall | None] | None = None
+
+
 def wall_of(status: int | None, headers: Mapping[str, str], head: bytes) -> Wall | None:
     """The wall a response is (module docstring), or None: from its ``status``, its
     ``headers`` and the first :data:`WALL_PROBE_BYTES` of its body (``head``)."""
-    response = _Response(status, headers, head)
+    global _last
+    items, probe = list(headers.items()), head[:WALL_PROBE_BYTES]  # (probe: head, if short)
+    last = _last
+    if (
+        last is not None
+        and last[2] == probe
+        and last[1] == items
+        and type(last[0]) is type(status)
+        and last[0] == status
+    ):
+        return last[3]
+    wall = _named(_Response(status, headers, probe))
+    _last = (status, items, probe, wall)
+    return wall
+
+
+def _named(response: _Response) -> Wall | None:
     for vendor, rule in _VENDORS:
         kind = rule(response)
         if kind is not None:
-            return Wall(vendor, kind, status)
+            return Wall(vendor, kind, response.status)
     return None
 
 
