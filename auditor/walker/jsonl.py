@@ -49,7 +49,6 @@ _first = itemgetter(0)
 _second = itemgetter(1)
 _third = itemgetter(2)
 _XML_KINDS = frozenset({"urlset", "rss", "atom"})  # text from XML: no control but tab, LF, CR
-_JSON_ESCAPED_IN_XML = ('"', "\\", "\n", "\t", "\r")
 
 _NO_DATE = ', "lastmod": null, "lastmod_precision": null, "lastmod_raw": '
 #: The JSONL keys between a lastmod's ISO text and its raw text, by precision.
@@ -71,6 +70,8 @@ def jsonl_lastmod_part(iso: str | None, precision: str | None, raw: str | None) 
 
 
 _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
+# '"' + jsonl_lastmod_part(iso, precision, raw) for a raw text JSON does not escape, in pieces
+_ISO, _PRECISION, _RAW = '", "lastmod": "', '", "lastmod_precision": "', '", "lastmod_raw": "'
 _LINE_START = '{"loc": "'
 _QUOTED_NO_LASTMOD = '"' + _NO_LASTMOD
 
@@ -198,8 +199,11 @@ def _joined(texts: list[str | None]) -> str | None:
 
 def _plain_xml(joined: str) -> bool:
     """:func:`_plain` for texts read from XML (``joined``: end to end), which hold no
-    control character but tab, LF and CR: a few ``memchr`` passes instead of the encoder's."""
-    return not any(c in joined for c in _JSON_ESCAPED_IN_XML)
+    control character but tab, LF and CR: a few ``memchr`` passes instead of the encoder's
+    (written out: no generator per batch)."""
+    return not (
+        '"' in joined or "\\" in joined or "\n" in joined or "\t" in joined or "\r" in joined
+    )
 
 
 def _forget_most(
@@ -334,12 +338,17 @@ class JsonlLines:
                 _forget_most(parts, invalid, dates)
                 missing = distinct.difference(parts)
             text_of = _rss_text if rss else w3c_text
+            joined = _joined(list(missing))  # JSON escapes none of them: written as they are
+            plain_raws = joined is not None and _plain_xml(joined)
             for raw in missing:  # the loc's closing quote, then the lastmod's keys
                 if not raw:
                     part = _QUOTED_NO_LASTMOD
                 elif (text := text_of(raw)) is None:
                     invalid.add(raw)
                     part = '"' + jsonl_lastmod_part(None, None, raw)
+                elif plain_raws:  # one format, no lookup nor encoder call
+                    iso, precision = text
+                    part = f'{_ISO}{iso}{_PRECISION}{precision}{_RAW}{raw}"'
                 else:
                     part = f'", "lastmod": "{text[0]}"{PRECISION_PART[text[1]]}{_quote(raw)}'
                 parts[raw] = part
