@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
 from functools import cache
+from itertools import pairwise
 from typing import NamedTuple
 
 __all__ = ["ParsedDate", "parse_rfc822", "parse_w3c", "utc_iso", "w3c_text"]
@@ -51,6 +52,10 @@ _SIXTY = frozenset(_TWO_DIGITS)
 _DAYS: dict[str, str] = {}
 _DAYS_MAX = 65_536
 _MOVED: dict[tuple[str, int], str | None] = {}
+# "DD" -> the next day's (01 to 27) and the day before's (02 to 28): every month has them
+_NEXT_DD = dict(pairwise(_TWO_DIGITS[1:29]))
+_PREVIOUS_DD = {after: before for before, after in _NEXT_DD.items()}
+_NO_DD: dict[str, str] = {}
 
 
 def _day(text: str) -> str:
@@ -74,7 +79,14 @@ def _day(text: str) -> str:
 
 
 def _moved(day: str, by: int) -> str | None:
-    """The date ``by`` days after ``day`` (a checked date), None past the calendar's ends."""
+    """The date ``by`` days after ``day`` (a checked date), None past the calendar's ends.
+
+    A day before the 28th moved forward or after the 1st moved back stays in its month:
+    its ``DD`` replaced by table; the others by the calendar (remembered).
+    """
+    within = (_NEXT_DD if by == 1 else _PREVIOUS_DD if by == -1 else _NO_DD).get(day[8:])
+    if within is not None:
+        return day[:8] + within
     key = (day, by)
     if key not in _MOVED:
         if len(_MOVED) >= _DAYS_MAX:

@@ -239,11 +239,15 @@ class FastUrlset:
             self._cr = cr
             self._patterns = record_patterns(self._extensions, VALUE_NO_CR if cr else VALUE)
         records, run = self._patterns
-        found = records.findall(text, start, stop)
+        decoded = 0 <= amp < stop and self._tail_prefixes is None
+        if decoded:  # every & here starts an &amp; (above): decoded at once, then read
+            found = records.findall(_amp_decoded(text, start, stop, amp))
+        else:
+            found = records.findall(text, start, stop)
         if found and not found[-1][0]:  # the rest does not start with a plain record
             found.pop()
             stop = run.match(text, start, stop).end()  # type: ignore[union-attr]
-        if 0 <= amp < stop:
+        if 0 <= amp < stop and not decoded:  # extension tails decode their own
             found = [_unescape(r) if "&" in r[0] or "&" in r[1] else r for r in found]
         if self._tail_prefixes is not None:
             image, video, xhtml = self._tail_prefixes
@@ -357,6 +361,20 @@ def _bad_amp(text: str, at: int, stop: int) -> int:
             return -1
     bad = _BAD_AMP.search(text, at, stop)
     return -1 if bad is None else bad.start()
+
+
+def _amp_decoded(text: str, start: int, stop: int, amp: int) -> str:
+    """``text[start:stop]`` with each ``&amp;`` made ``&``, where every ``&`` starts an
+    ``&amp;`` and ``amp`` is the first: one ``memchr`` for each, one copy of the text
+    (``str.replace`` searches the five characters at every position, 57 us a 64 KB chunk)."""
+    pieces = []
+    at = start
+    while 0 <= amp < stop:
+        pieces.append(text[at : amp + 1])
+        at = amp + 5
+        amp = text.find("&", at, stop)
+    pieces.append(text[at:stop])
+    return "".join(pieces)
 
 
 def _unescape(record: tuple[str, str, str]) -> tuple[str, str, str]:

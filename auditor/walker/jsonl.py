@@ -23,10 +23,10 @@ Touches: nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, repeat
 from operator import add, itemgetter
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from auditor.models import Extensions, SitemapEntry
 from auditor.walker import pages as _pages  # DATE_CACHE_SIZE read when used (tests shrink it)
@@ -39,6 +39,7 @@ from auditor.walker.seen import dedup_keys
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from auditor.walker.extensions import RecordExtras
     from auditor.walker.walk import Walk
 
 __all__ = ["jsonl_line", "write_jsonl", "write_walk_jsonl"]
@@ -46,10 +47,7 @@ __all__ = ["jsonl_line", "write_jsonl", "write_walk_jsonl"]
 _BATCH = 2_000  # entries joined per write by write_jsonl
 _quote = json.encoder.encode_basestring  # the C encoder
 _first = itemgetter(0)
-_second = itemgetter(1)
-_third = itemgetter(2)
 _XML_KINDS = frozenset({"urlset", "rss", "atom"})  # text from XML: no control but tab, LF, CR
-_JSON_ESCAPED_IN_XML = ('"', "\\", "\n", "\t", "\r")
 
 _NO_DATE = ', "lastmod": null, "lastmod_precision": null, "lastmod_raw": '
 #: The JSONL keys between a lastmod's ISO text and its raw text, by precision.
@@ -71,6 +69,8 @@ def jsonl_lastmod_part(iso: str | None, precision: str | None, raw: str | None) 
 
 
 _NO_LASTMOD = jsonl_lastmod_part(None, None, None)
+# '"' + jsonl_lastmod_part(iso, precision, raw) for a raw text JSON does not escape, in pieces
+_ISO, _PRECISION, _RAW = '", "lastmod": "', '", "lastmod_precision": "', '", "lastmod_raw": "'
 _LINE_START = '{"loc": "'
 _QUOTED_NO_LASTMOD = '"' + _NO_LASTMOD
 
@@ -188,7 +188,7 @@ def _plain(texts: list[str | None]) -> bool:
     return len(_quote(joined)) == len(joined) + 2
 
 
-def _joined(texts: list[str | None]) -> str | None:
+def _joined(texts: Sequence[str | None]) -> str | None:
     """The texts end to end, None when one of them is None."""
     try:
         return "".join(texts)  # type: ignore[arg-type]  # None: TypeError
@@ -198,8 +198,11 @@ def _joined(texts: list[str | None]) -> str | None:
 
 def _plain_xml(joined: str) -> bool:
     """:func:`_plain` for texts read from XML (``joined``: end to end), which hold no
-    control character but tab, LF and CR: a few ``memchr`` passes instead of the encoder's."""
-    return not any(c in joined for c in _JSON_ESCAPED_IN_XML)
+    control character but tab, LF and CR: a few ``memchr`` passes instead of the encoder's
+    (written out: no generator per batch)."""
+    return not (
+        '"' in joined or "\\" in joined or "\n" in joined or "\t" in joined or "\r" in joined
+    )
 
 
 def _forget_most(
@@ -245,16 +248,12 @@ class JsonlLines:
         never formatted from a datetime (:func:`~auditor.walker.dates.w3c_text`).
         """
         end = jsonl_sitemap_end(sitemap)
+        if kind in _XML_KINDS and batch:
+            made = self._all_new(batch, sitemap, judge, tally, kind, end)
+            if made is not None:
+                return made
         locs = list(map(_first, batch))
         pages = self._pages
-        if kind in _XML_KINDS:
-            joined = _joined(locs)  # one copy of the batch's locs for every check of them
-            # no JSON escape (so no tab nor line break either, which the keys check too)
-            plain = joined is not None and _plain_xml(joined)
-            fast = judge.fast_prefixes
-            if joined is not None and pages.mark_all_new(locs, fast, joined, plain):
-                ends = self._ends(batch, sitemap, end)
-                return self._new_lines(batch, locs, plain, end, ends, tally, kind)
         lines: list[str] = []
         emit = lines.append
         seen = pages.seen
@@ -292,22 +291,47 @@ class JsonlLines:
         tally.emitted += len(lines)
         return lines
 
-    def _ends(self, batch: list[Record], sitemap: str, end: str) -> list[str] | None:
-        """The end of each record's line when some record of ``batch`` has a news date or
-        extensions (theirs: their keys, then the newline); None when none has."""
-        thirds = list(map(_third, batch))
+    def _all_new(
+        self,
+        batch: list[Record],
+        sitemap: str,
+        judge: LocJudge,
+        tally: Tally,
+        kind: str | None,
+        end: str,
+    ) -> list[str] | None:
+        """The lines of a batch read from XML when its locs are all new and acceptable
+        (:meth:`Pages.mark_all_new <auditor.walker.pages.Pages.mark_all_new>` marks them
+        seen); None, nothing marked, when they are not."""
+        columns: Iterator[tuple[Any, ...]] = zip(*batch, strict=True)  # one C pass
+        locs, raws, thirds = columns
+        joined = _joined(locs)  # one copy of the batch's locs for every check of them
+        # no JSON escape (so no tab nor line break either, which the keys check too)
+        plain = joined is not None and _plain_xml(joined)
+        fast = judge.fast_prefixes
+        if joined is None or not self._pages.mark_all_new(locs, fast, joined, plain):
+            return None
+        ends = self._ends(thirds, sitemap, end)
+        return self._new_lines(locs, raws, plain, end, ends, tally, kind)
+
+    def _ends(
+        self, thirds: Sequence[str | RecordExtras | None], sitemap: str, end: str
+    ) -> list[str] | None:
+        """The end of each record's line when some record (``thirds``: their third
+        fields) has a news date or extensions (theirs: their keys, then the newline);
+        None when none has."""
         if not any(thirds):
             return None
         extras = self._pages.extras
-        ends = [end] * len(batch)
+        ends = [end] * len(thirds)
         for i in compress(range(len(thirds)), thirds):
-            ends[i] = jsonl_sitemap_end(sitemap, *extras(thirds[i]))
+            ends[i] = jsonl_sitemap_end(sitemap, *extras(cast("str | RecordExtras", thirds[i])))
         return ends
 
     def _new_lines(
         self,
-        batch: list[Record],
-        locs: list[str],
+        locs: Sequence[str],
+        raws: Sequence[str | None],
         plain: bool,
         end: str,
         ends: list[str] | None,
@@ -322,7 +346,6 @@ class JsonlLines:
         ``ends`` is each line's end when some differ (news dates, extensions), else
         None: every line ends with ``end``.
         """
-        raws = list(map(_second, batch))
         rss = kind == "rss"
         parts = self._rss_quoted if rss else self._w3c_quoted
         invalid = self._rss_invalid if rss else self._w3c_invalid
@@ -334,12 +357,17 @@ class JsonlLines:
                 _forget_most(parts, invalid, dates)
                 missing = distinct.difference(parts)
             text_of = _rss_text if rss else w3c_text
+            joined = _joined(list(missing))  # JSON escapes none of them: written as they are
+            plain_raws = joined is not None and _plain_xml(joined)
             for raw in missing:  # the loc's closing quote, then the lastmod's keys
                 if not raw:
                     part = _QUOTED_NO_LASTMOD
                 elif (text := text_of(raw)) is None:
                     invalid.add(raw)
                     part = '"' + jsonl_lastmod_part(None, None, raw)
+                elif plain_raws:  # one format, no lookup nor encoder call
+                    iso, precision = text
+                    part = f'{_ISO}{iso}{_PRECISION}{precision}{_RAW}{raw}"'
                 else:
                     part = f'", "lastmod": "{text[0]}"{PRECISION_PART[text[1]]}{_quote(raw)}'
                 parts[raw] = part
@@ -347,9 +375,10 @@ class JsonlLines:
                     dates[raw] = part
         if not invalid.isdisjoint(distinct):
             tally.invalid += sum(map(invalid.__contains__, raws))
-            tally.first_invalid = tally.first_invalid or next(filter(invalid.__contains__, raws))
-        tally.records += len(batch)
-        tally.emitted += len(batch)
+            first = next(filter(invalid.__contains__, raws))  # a text: invalid holds no None
+            tally.first_invalid = tally.first_invalid or first or ""
+        tally.records += len(locs)
+        tally.emitted += len(locs)
         if plain:
             # '{"loc": "', then per line its loc, its lastmod part and the end with the
             # next line's start (the last: the end alone), made in one join

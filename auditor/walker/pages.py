@@ -13,7 +13,7 @@ Touches: nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
@@ -121,7 +121,7 @@ class Pages:
 
     def mark_all_new(
         self,
-        locs: list[str | None],
+        locs: Sequence[str | None],
         fast: tuple[str, ...],
         joined: str | None = None,
         unbroken: bool = False,
@@ -138,7 +138,7 @@ class Pages:
         """
         if not fast or not locs or not all(locs):  # a record without a loc (None or "")
             return False
-        present = cast("list[str]", locs)
+        present = cast("Sequence[str]", locs)
         least, greatest = min(present), max(present)
         if not any(least.startswith(p) and greatest.startswith(p) for p in fast):
             return False

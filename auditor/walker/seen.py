@@ -13,7 +13,7 @@ Touches: nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ _BLOOM_SIZE = 1 << 23  # a byte a position, two a hash: 1 in 20 false "maybe" at
 _BLOOM_MASK = _BLOOM_SIZE - 1
 
 
-def dedup_keys(locs: list[str | None], fast: tuple[str, ...]) -> list[int]:
+def dedup_keys(locs: Sequence[str | None], fast: tuple[str, ...]) -> list[int]:
     """The hash each loc is deduplicated by (0 for a missing one): that of its
     :func:`~auditor.http.hosts.url_key` (RFC 3986 6.2.2 percent-escapes, one spelling per
     host), so ``/a%7eb`` and ``/a~b``, or ``Example.COM`` and ``example.com``, are one URL.

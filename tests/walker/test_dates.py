@@ -397,3 +397,18 @@ def test_w3c_text_agrees_with_parse_w3c_on_valid_stamps(moment, zone, pattern, c
 def test_w3c_text_at_the_ends_of_the_calendar():
     for text in ("0001-01-01T00:30+01:00", "9999-12-31T23:30-01:00", "0001-01-01T00:00:00Z"):
         assert w3c_text(text) == expected_text(text)
+
+
+def test_a_day_moved_by_one_is_the_calendars_next_or_previous_day():
+    # within a month by table, across months and years by the calendar
+    from datetime import date
+
+    from auditor.walker.dates import _moved
+
+    days = [date(1999, 12, 1) + timedelta(days=n) for n in range(800)]
+    days += [date(2400, 2, 27) + timedelta(days=n) for n in range(4)]
+    for day in days:
+        assert _moved(day.isoformat(), 1) == (day + timedelta(days=1)).isoformat()
+        assert _moved(day.isoformat(), -1) == (day - timedelta(days=1)).isoformat()
+    assert _moved("0001-01-01", -1) is None
+    assert _moved("9999-12-31", 1) is None

@@ -194,6 +194,34 @@ def test_every_odd_construct_amid_plain_records_reads_the_same_both_ways(nasty, 
 
 
 _BREAKS = ["\n  ", "\n", "\r\n  ", "", "\n\n    "]
+
+
+def bare_amid_plain(nasty: str, separator: str) -> bytes:
+    """:func:`amid_plain` under a root that declares no extension prefix, whose plain
+    records hold ``&amp;`` in locs and lastmods: the chunk's text is then decoded at once
+    before the pattern reads it."""
+    plain = [
+        f"<url><loc>https://example.com/p/{k}?a&amp;b&amp;amp;c</loc>"
+        f"<lastmod>2026-10-0{k + 1}&amp;</lastmod></url>"
+        for k in range(6)
+    ]
+    body = separator.join([*plain[:3], nasty, *plain[3:]])
+    text = f'<?xml version="1.0"?>\n<urlset xmlns="{SITEMAP_NS}">{separator}{body}</urlset>'
+    return text.encode("utf-8")
+
+
+@pytest.mark.parametrize("nasty", NASTY, ids=range(len(NASTY)))
+@pytest.mark.parametrize("separator", ["\n  ", ""], ids=["lines", "one-line"])
+def test_odd_constructs_amid_ampersands_under_a_bare_root_read_the_same(nasty, separator):
+    assert_same(bare_amid_plain(nasty, separator), 1, 5, 64, 65_536)
+
+
+def test_ampersands_decoded_by_chunk_give_the_exact_records():
+    records, problems, _, _ = assert_same(bare_amid_plain("", "\n"), 1, 7, 65_536)
+    assert records[0] == ("https://example.com/p/0?a&b&amp;c", "2026-10-01&", None)
+    assert len(records) == 6 and problems == []
+
+
 _DETOURS = [n for n in NASTY if len(n) < 1000 and not read(amid_plain(n, "\n", False), False)[1]]
 
 

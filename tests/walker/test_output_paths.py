@@ -175,6 +175,23 @@ def test_a_stamp_valid_in_one_syntax_only_over_loopback(generated_server):
     check_three_files(generated_server, records)
 
 
+def test_lastmods_json_escapes_beside_plain_ones_over_loopback(generated_server):
+    # a batch's new lastmods, when JSON escapes none of them, are written as they are;
+    # one that it escapes (RSS dates read leniently: a quote, a backslash, a tab or a
+    # line break inside) sends them through the encoder: the same bytes either way
+    plain = ["2024-03-15T10:22:33Z", "2024-03-15", "Mon, 15 Mar 2024 10:22:33 GMT"]
+    escaped = [
+        '"Mon, 15 Mar 2024 10:22:33 GMT',
+        "Mon\\, 15 Mar 2024 10:22:33 GMT",
+        "Mon, 15 Mar 2024\t10:22:33 GMT",
+        "Mon, 15\nMar 2024 10:22:33 GMT",
+        'x"y',
+    ]
+    for stamps in (plain, plain + escaped):
+        records = [(f"same|{i}", stamp, None) for i, stamp in enumerate(stamps * 2)]
+        check_three_files(generated_server, records)
+
+
 def check_three_files(generated_server, records: list) -> None:
     server, bodies = generated_server
     bodies["a.xml"] = render("urlset", records, server.origin, "a")
