@@ -138,8 +138,10 @@ def _texts(values: list[str | None]) -> Any:
     texts = [v for v in values if v is not None]
     if not texts:
         return _objects(values)  # a column of None stays object, None
-    try:
-        "".join(texts).encode()  # what pandas' string dtype refuses, it refuses as it did
+    try:  # what pandas' string dtype refuses (a lone surrogate), it refuses as it did;
+        for text in texts:  # each text alone: a large site's locs are never joined
+            if not text.isascii():
+                text.encode()
     except UnicodeEncodeError:
         return _column(values).astype(object)
     if len(texts) == len(values):
