@@ -189,3 +189,13 @@ def test_a_few_texts_are_coded_as_the_arrays_code_them(rows, off_by):
     expected_codes, expected_verbatim = _encode_many(rendered, micros)
     assert codes.dtype == expected_codes.dtype
     assert codes.tolist() == expected_codes.tolist() and verbatim == expected_verbatim
+
+
+def test_each_shape_has_a_length_of_its_own() -> None:
+    """The one-by-one comparison (``_encode_few``) finds a text's shape by its length
+    alone: a new shape sharing a length with another would make it read texts of one as
+    the other's, unlike the arrays' way."""
+    from auditor.history import written
+
+    assert len(set(written._WIDTHS)) == len(written.SHAPES)
+    assert sorted(written._SHAPE_OF_WIDTH.values()) == list(range(1, len(written.SHAPES) + 1))
