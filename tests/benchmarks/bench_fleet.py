@@ -368,10 +368,11 @@ def politeness(args: argparse.Namespace) -> None:
     )
     for failure in run["failures"]:
         print(f"  failed: {failure}")
-    roles = ", ".join(f"{r} {c / args.sites:.2f}" for r, c in sorted(run["roles"].items()))
+    roles = ", ".join(f"{r} {c / args.sites * 1000:.1f}" for r, c in sorted(run["roles"].items()))
     print(
-        f"  CPU: the fleet's processes {run['cpu']:.1f} s, {run['cpu'] / args.sites:.2f} s a "
-        f"site ({roles}); the servers {serving / args.sites:.2f} s a site"
+        f"  CPU: the fleet's processes {run['cpu']:.1f} s, {run['cpu'] / args.sites * 1000:.1f} "
+        f"ms a site ({roles}, as last sampled); the servers "
+        f"{serving / args.sites * 1000:.1f} ms a site"
     )
     floor = (run["cpu"] + serving) / (os.cpu_count() or 1)
     print(

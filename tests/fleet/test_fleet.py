@@ -112,6 +112,38 @@ def test_on_a_cluster_a_hanging_site_and_a_dying_one_do_not_stop_the_fleet(
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+def test_the_owner_waits_on_each_site_a_few_times_however_often_it_looks(
+    fleet, cluster_client, tmp_path, monkeypatch
+):
+    """Waiting on every running site at each look cost the owner O(sites in flight) a
+    finished site: 16 ms of a site's CPU at 256 in flight. Each site's future is waited
+    on a bounded number of times (its done-callback, its value's gather), whether the
+    owner looks every 2 s or, here, every 10 ms."""
+    from collections import Counter
+
+    from distributed.client import FutureState
+
+    import auditor.fleet.engine as engine
+
+    waits: Counter[str] = Counter()  # by a site's task (not the host table's actor)
+    original = FutureState.wait
+
+    async def counted(self: FutureState, timeout: float | None = None) -> None:
+        if str(self.key).startswith("run_on_worker-"):
+            waits[str(self.key)] += 1
+        await original(self, timeout)
+
+    monkeypatch.setattr(FutureState, "wait", counted)
+    monkeypatch.setattr(engine, "_POLL", 0.01)
+    with History.open(tmp_path / "h.sqlite3") as history:
+        outcomes = list(
+            audit_fleet([s.origin for s in fleet], history, OPTIONS, client=cluster_client)
+        )
+    assert all(isinstance(o, AuditResult) for o in outcomes), outcomes
+    assert len(outcomes) == len(fleet)
+    assert len(waits) == len(fleet) and max(waits.values()) <= 3, waits
+
+
 def test_a_site_with_a_large_previous_inventory_is_sent_ahead(
     cluster_client, tmp_path, monkeypatch
 ):
