@@ -123,6 +123,32 @@ def _threads_cpu() -> dict[str, float]:
     return dict(kinds)
 
 
+def _watch_collector() -> None:
+    """On a worker: add up the CPU its garbage collector takes, by generation."""
+    import gc
+    import time
+
+    spent = {0: 0.0, 1: 0.0, 2: 0.0}
+    runs = {0: 0, 1: 0, 2: 0}
+    started = [0.0]
+
+    def timed(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            spent[info["generation"]] += time.thread_time() - started[0]
+            runs[info["generation"]] += 1
+
+    gc.callbacks.append(timed)
+    gc.bench_collector = (spent, runs)  # type: ignore[attr-defined]
+
+
+def _collector() -> tuple[dict[int, float], dict[int, int]]:
+    import gc
+
+    return gc.bench_collector  # type: ignore[attr-defined,no-any-return]
+
+
 def _fleet(origins: list[str], folder: Path, delay: float, concurrency: int) -> None:
     """One fleet through the library; the CPU a site by role and thread kind."""
     from auditor.audit import AuditOptions
@@ -138,11 +164,13 @@ def _fleet(origins: list[str], folder: Path, delay: float, concurrency: int) -> 
     )
     history = History.open(folder / "history.sqlite3")
     with local_client(concurrency) as client:
+        client.run(_watch_collector)
         before = client.run(_threads_cpu)
         started = os.times()
         done = sum(1 for _ in audit_fleet(origins, history, options, client=client))
         ended = os.times()
         after = client.run(_threads_cpu)
+        collected = client.run(_collector)
     history.close()
     n = len(origins)
     command = ended.user + ended.system - started.user - started.system
@@ -156,6 +184,10 @@ def _fleet(origins: list[str], folder: Path, delay: float, concurrency: int) -> 
     print(f"the workers {sum(kinds.values()) / n * 1000:.1f} ms a site:")
     for kind, value in sorted(kinds.items(), key=lambda item: -item[1]):
         print(f"  {kind:20s} {value / n * 1000:6.1f} ms")
+    for generation in (0, 1, 2):
+        spent = sum(c[0][generation] for c in collected.values())
+        runs = sum(c[1][generation] for c in collected.values())
+        print(f"  of which the collector, generation {generation}: {spent / n * 1000:.1f} ms ({runs} runs)")
 
 
 def main() -> None:
