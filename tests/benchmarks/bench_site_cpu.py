@@ -187,7 +187,10 @@ def _fleet(origins: list[str], folder: Path, delay: float, concurrency: int) -> 
     for generation in (0, 1, 2):
         spent = sum(c[0][generation] for c in collected.values())
         runs = sum(c[1][generation] for c in collected.values())
-        print(f"  of which the collector, generation {generation}: {spent / n * 1000:.1f} ms ({runs} runs)")
+        print(
+            f"  of which the collector, generation {generation}: "
+            f"{spent / n * 1000:.1f} ms ({runs} runs)"
+        )
 
 
 def main() -> None:
