@@ -242,14 +242,9 @@ def test_lists_whose_date_moved_while_they_stayed_the_same_are_judged_like_any_p
     assert any("dated by its newest child" in s for s in said)
 
 
-def test_the_report_shows_which_pages_decided(tmp_path, db_url, monkeypatch):
-    import auditor.audit
+def test_the_report_shows_which_pages_decided(tmp_path, db_url):
     from auditor.report.data import load_report_data, page_evidence
 
-    # The sample's seed comes from the origin, so from the server's random port: about
-    # one port in 50 gave a second sample comparing no list page (seen 2026-12-04, not
-    # yet explained). This test is about the report, so its samples are pinned.
-    monkeypatch.setattr(auditor.audit, "_seed", lambda _site, runs, _base: 7_000 + runs)
     for build in (0, 1):
         build_site(tmp_path / f"v{build + 1}", build)
     with LoopbackServer(root=tmp_path / "v1") as server:
@@ -260,7 +255,10 @@ def test_the_report_shows_which_pages_decided(tmp_path, db_url, monkeypatch):
             data = load_report_data(history, server.origin)
     evidence = page_evidence(data.pages, data.previous_pages)
     posts = {v for loc, v in evidence.items() if "/post-" in loc}
-    lists = {v for loc, v in evidence.items() if "/tags/" in loc or "/categories/" in loc}
+    # The list group is the home page, its pagination, the tags and the categories: the
+    # few pages its condemned lastmods get may be any of them (the seed, from the
+    # server's random port, chose pagination pages alone about once in 100).
+    lists = {v for loc, v in evidence.items() if "/post-" not in loc}
     assert posts == {"for"}  # their dates agree, their changes follow lastmod
     assert "against" in lists  # a moved build date on an unchanged listing
 
