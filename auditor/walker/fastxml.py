@@ -286,9 +286,10 @@ class FastUrlset:
                 state, start = self._to_boundary(text, 0)
                 after -= text.count("\n", 0, start)  # what expat read itself
             while state == _FAST:
-                cut = text.rfind(_END, start) + len(_END)
-                if cut <= start:
+                end = text.rfind(_END, start)
+                if end < 0:  # no record ends in what is left (not rfind's -1 + 6 = 5)
                     break
+                cut = end + len(_END)
                 found, stop = self._plain(text, start, cut, odd)
                 if stop > start:
                     rest = text.count("\n", stop)  # a record's end at most, mostly

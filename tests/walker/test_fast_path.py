@@ -260,6 +260,37 @@ def test_an_error_after_many_chunks_is_placed_alike_both_ways(seed):
     assert len(exact[0]) > 1_000
 
 
+#: Found by the random documents below (2026-12-05), as hypothesis shrank it.
+_SHORT_REST = (
+    b'<!--]]> head -->\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+    b'xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" '
+    b'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
+    b'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
+    b'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
+    b'xmlns:xhtml="http://www.w3.org/1999/xhtml"> \t<url><loc>https://example.com/q/0</loc>'
+    b"</url> \t<url><loc>https://example.com/q/1</loc></url> \t<url><loc>https://example.com"
+    b"/q/2</loc></url> \t<url></url> \t<url></url> \t<url></url> \t<url> <loc>https://example"
+    b".com/0 </loc> <lastmod> https://example.com/0?a=1&amp;b=2&#32;</lastmod> <image:image>"
+    b"<image:loc>https://example.com/i.jpg</image:loc><image:caption>c &amp; d</image:caption>"
+    b"</image:image> <loc/> </url> \t<url><loc>2026-10-01T10:00:00.5+05:30</loc></url> \t<url>"
+    b"\t\t<loc>https://example.com/0</loc>\t\t<lastmod> https://example.com/0\n  </lastmod>\t\t"
+    b"<changefreq>daily</changefreq>\t\t</url> \t<url><loc>https://example.com/0 </loc>"
+    b"<changefreq>daily</changefreq></url> \t<url><loc>]]></loc></url> \t<url><loc>https://"
+    b"example.com/q/0</loc></url> \t<url><loc>https://example.com/q/1</loc></url> \t<url><loc>"
+    b"https://example.com/q/2</loc></url> \t</urlset>\n"
+)
+
+
+def test_a_short_rest_without_an_end_tag_is_not_read_as_a_record():
+    """What is left of the text after a record (here `` \t``, in 1-byte chunks) holds no
+    ``</url>`` yet: nothing is read from it. Its end was taken as ``rfind``'s -1 plus the
+    tag's length (5), so the columns of 5 characters, 3 of them not there, were counted,
+    and the error after them was placed 3 columns late (145 against 142)."""
+    exact = assert_same(_SHORT_REST, 1, 2, 3, 5)
+    where = "not well-formed (invalid token) at line 3, column 142"  # as expat, whole
+    assert exact[1] == [("not-well-formed", where)]
+
+
 # -- every fixture, every corpus file ----------------------------------------------------------
 
 
