@@ -410,11 +410,10 @@ def _outcome(
     """What a finished future brought back: its value, or why there is none."""
     from distributed import KilledWorker
 
-    if future in values or future.status == "finished":
-        value = values[future] if future in values else future.result()
-        return (
-            value if isinstance(value, (AuditBundle, SiteFailure, GateLoss)) else _odd(site, value)
-        )
+    if future in values:
+        return _expected(site, values[future])
+    if future.status == "finished":
+        return _expected(site, future.result())
     if future.status == "cancelled":
         return SiteFailure(site, "cancelled", "the cluster dropped the task")
     error = future.exception()
@@ -423,5 +422,8 @@ def _outcome(
     return SiteFailure(site, "error", f"{type(error).__name__}: {error}")
 
 
-def _odd(site: str, value: object) -> SiteFailure:
+def _expected(site: str, value: object) -> AuditBundle | SiteFailure | GateLoss:
+    """``value`` when it is what a site's task returns; else a failure saying what it was."""
+    if isinstance(value, (AuditBundle, SiteFailure, GateLoss)):
+        return value
     return SiteFailure(site, "error", f"the worker returned {type(value).__name__}")
