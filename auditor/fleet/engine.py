@@ -1,10 +1,11 @@
 """audit_fleet: many sites at once, on this machine or a Dask cluster, saved where the
 history lives.
 
-The unit of work and of distribution is a site. The process that calls
-:func:`audit_fleet` owns the history: it reads each site's :class:`Previous` when
-the site is sent off, and saves each returned bundle in one transaction as it
-comes back; workers never open the database. Sites are sent as slots free up (at
+The unit of work and of distribution is a site, sent to the site runner of a worker
+(:mod:`auditor.fleet.runners`: one Dask actor a worker, not a task a site). The
+process that calls :func:`audit_fleet` owns the history: it reads each site's
+:class:`Previous` when the site is sent off, and saves each returned bundle in one
+transaction as it comes back; workers never open the database. Sites are sent as slots free up (at
 most ``concurrency`` in flight), so memory grows with the sites in flight, not
 with the fleet.
 
@@ -24,13 +25,15 @@ as sites they should hold (``dask worker ADDRESS --nthreads 32``).
 Failure and interruption. A site that raises, or overruns its wall-clock bound
 (``site_timeout``, kept by the worker at each request), comes back as a
 :class:`SiteFailure`; a worker that gives no answer long after the bound is
-abandoned (``hung``). Nothing of a failed site is saved. When the caller stops
-(Ctrl-C, SIGTERM, closing the generator), what is in flight is cancelled and never
-saved; what was saved stays. When the Dask scheduler is lost (its process killed, its
-machine gone), nothing more can be sent or collected: the fleet raises
-:class:`~auditor.errors.FleetStopped` at its next look (within about
-:data:`_POLL` seconds), every run saved before it stays, and what was in flight or never
-sent is left for a resumed fleet or ``reverify``.
+abandoned (``hung``). A site whose worker dies (or is declared dead) is sent again,
+up to Dask's ``allowed-failures`` times, then fails as ``worker-lost``. Nothing of a
+failed site is saved. When the caller stops (Ctrl-C, SIGTERM, closing the generator),
+the runners start no site more and what is in flight is never saved; what was saved
+stays. When the Dask scheduler is lost (its process killed, its machine gone), nothing
+more can be sent or collected: the fleet raises :class:`~auditor.errors.FleetStopped`
+at its next look (within about :data:`_POLL` seconds), every run saved before it
+stays, and what was in flight or never sent is left for a resumed fleet or
+``reverify``.
 
 Touches: the network, the database.
 """
@@ -38,7 +41,6 @@ Touches: the network, the database.
 from __future__ import annotations
 
 import logging
-import queue
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -56,12 +58,13 @@ from auditor.fleet.defaults import (
 )
 from auditor.fleet.outcome import FleetProgress, SiteFailure
 from auditor.fleet.sites import CrawlList, crawl_list
-from auditor.fleet.work import GateLoss, SiteTask, audit_task, fleet_lease
+from auditor.fleet.work import GateLoss, SiteTask, fleet_lease
 
 if TYPE_CHECKING:
     from distributed import Client, Future
 
-    from auditor.fleet.cluster import FleetGate, GateRef
+    from auditor.fleet.cluster import FleetGate
+    from auditor.fleet.runners import Runners
     from auditor.history import History
     from auditor.scorer.result import AuditResult
 
@@ -80,7 +83,6 @@ _COUNT_EVERY = 1.0  # seconds between looks at the host table's count of pages f
 MAX_GATE_RESTARTS = 3
 #: Times a site is sent again after the host table was lost while it ran.
 MAX_SITE_RESENDS = 2
-_SCATTER_FROM = 20_000  # previous URLs from which a task is scattered ahead
 
 ProgressCallback = Callable[[FleetProgress], None]
 log = logging.getLogger(__name__)
@@ -143,6 +145,7 @@ class _Sent:
     proxy: str | None = None  # the crawl list's proxy for the site (None: the fleet's)
     at: float = 0.0
     resends: int = 0  # times sent again after its host table was lost
+    deaths: int = 0  # workers that died (or were declared dead) while it ran
 
 
 @dataclass
@@ -152,7 +155,7 @@ class _Fleet:
     total: int
     slots: int
     started: float = field(default_factory=time.monotonic)
-    running: dict[Future[Any], _Sent] = field(default_factory=dict)
+    running: dict[int, _Sent] = field(default_factory=dict)  # by the runner's call
     done: int = 0
     failed: int = 0
     sent: int = 0  # sites sent at least once
@@ -198,47 +201,33 @@ class _Waiting:
             _Sent(s, t, found.proxy_of(i))
             for i, (s, t) in enumerate(zip(found.sites, found.targets, strict=True))
         )
+        self._next: _Sent | None = next(self._rest, None)  # the crawl list's next site
 
-    def send_again(self, sent: _Sent) -> None:
-        self._again.append(replace(sent, resends=sent.resends + 1))
+    def __bool__(self) -> bool:
+        """True while a site is left to send."""
+        return bool(self._again) or self._next is not None
+
+    def send_again(self, sent: _Sent, *, died: bool = False) -> None:
+        """``sent`` once more, first; ``died``: its worker died, else its table was lost."""
+        if died:
+            self._again.append(replace(sent, deaths=sent.deaths + 1))
+        else:
+            self._again.append(replace(sent, resends=sent.resends + 1))
 
     def take(self, count: int) -> Iterator[_Sent]:
         for _ in range(max(count, 0)):
-            item = self._again.popleft() if self._again else next(self._rest, None)
-            if item is None:
+            if self._again:
+                yield self._again.popleft()
+            elif self._next is None:
                 return
-            yield item
+            else:
+                item, self._next = self._next, next(self._rest, None)
+                yield item
 
     def all(self) -> Iterator[_Sent]:
         yield from self.take(len(self._again))
-        yield from self._rest
-
-
-class _Arrivals:
-    """The sites' futures as they finish, handed over by Dask's done-callbacks.
-
-    Waiting on every running future at each look (``distributed.wait``) made a task of
-    each and left them waiting: a finished site cost the owner work for every site
-    still in flight, 16 ms of CPU at 256 in flight (``tests/benchmarks``). A callback
-    a future costs the same whatever else runs."""
-
-    def __init__(self) -> None:
-        self._finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
-
-    def watch(self, future: Future[Any]) -> None:
-        """Hand ``future`` over once it finished, failed or was cancelled."""
-        future.add_done_callback(self._finished.put)
-
-    def take(self, timeout: float) -> list[Future[Any]]:
-        """The futures finished since the last look, waiting up to ``timeout`` for one."""
-        try:
-            taken = [self._finished.get(timeout=timeout)]
-        except queue.Empty:
-            return []
-        with suppress(queue.Empty):
-            while True:
-                taken.append(self._finished.get_nowait())
-        return taken
+        while self._next is not None:
+            yield from self.take(1)
 
 
 def _run(
@@ -254,14 +243,16 @@ def _run(
     plan: int | None = None,
 ) -> Generator[AuditResult | SiteFailure, None, None]:
     from auditor.fleet.cluster import GATE_CALL_TIMEOUT, FleetGate, worker_threads
+    from auditor.fleet.runners import Runners
 
     slots = max(1, min(concurrency or worker_threads(client), worker_threads(client)))
     fleet = _Fleet(len(found), slots)
     tell = on_progress or (lambda _progress: None)
     gate = FleetGate(client, options.sample.delay, fleet_lease(options), timeout=GATE_CALL_TIMEOUT)
     waiting = _Waiting(found)
-    arrivals = _Arrivals()
+    runners: Runners | None = None
     try:
+        runners = Runners(client)
         while True:
             _scheduler_alive(client, fleet)
             given_up = gate.lost() and not _started_again(gate)
@@ -269,7 +260,8 @@ def _run(
                 for sent in waiting.all():
                     fleet.done, fleet.failed = fleet.done + 1, fleet.failed + 1
                     yield _table_lost(sent.site, gate.restarts)
-            for sent in waiting.take(0 if given_up else fleet.slots - len(fleet.running)):
+            room = min(fleet.slots - len(fleet.running), runners.free())
+            for sent in waiting.take(0 if given_up else room):
                 task = SiteTask(
                     sent.site,
                     sent.target,
@@ -277,15 +269,18 @@ def _run(
                     with_proxy(options, sent.proxy),
                     site_timeout,
                 )
-                future = client.submit(run_on_worker, _shipped(client, task), gate.ref, pure=False)
-                fleet.running[future] = replace(sent, at=time.monotonic())
-                arrivals.watch(future)
-                fleet.sent += sent.resends == 0
+                fleet.running[runners.send(task, gate.ref)] = replace(sent, at=time.monotonic())
+                fleet.sent += sent.resends == 0 and sent.deaths == 0
             fleet.count_pages(gate.alive)
             tell(fleet.progress())
-            if not fleet.running:
+            if not fleet.running and not waiting:
                 return
-            for sent, outcome in _finished(fleet, client, site_timeout, arrivals):
+            for sent, outcome in _finished(fleet, client, site_timeout, runners):
+                if isinstance(outcome, _WorkerDied):
+                    if sent.deaths < _allowed_failures():
+                        waiting.send_again(sent, died=True)
+                        continue
+                    outcome = SiteFailure(sent.site, "worker-lost", outcome.detail)
                 if isinstance(outcome, GateLoss):
                     if not given_up and sent.resends < MAX_SITE_RESENDS:
                         waiting.send_again(sent)  # nothing of it was kept: from the start
@@ -302,8 +297,8 @@ def _run(
             raise
         raise _scheduler_lost(client, fleet) from exc
     finally:
-        if fleet.running and cancel and _talking(client):
-            client.cancel(list(fleet.running))
+        if runners is not None and cancel and _talking(client):
+            runners.close()  # (what runs finishes on its worker, unsaved)
         gate.release()
 
 
@@ -352,78 +347,53 @@ def _table_lost(site: str, restarts: int, detail: str = "") -> SiteFailure:
     return SiteFailure(site, "worker-lost", f"{why}: {detail}" if detail else why)
 
 
-def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure | GateLoss:
-    """The task a worker runs: one site behind the fleet's host table."""
-    table = gate.table()
-    try:
-        return audit_task(task, table)
-    finally:
-        table.site_over()
+@dataclass(frozen=True)
+class _WorkerDied:
+    """A site's worker died, or was declared dead, while it ran: sent again, up to
+    Dask's ``allowed-failures`` times (then it fails as ``worker-lost``)."""
+
+    detail: str
 
 
-def _shipped(client: Client, task: SiteTask) -> SiteTask | Future[Any]:
-    """The task itself, or, when it carries a large previous inventory, the task sent
-    to the cluster ahead (Dask's advice for large arguments: no big graph to ship)."""
-    entries = task.previous.entries
-    if entries is None or len(entries) < _SCATTER_FROM:
-        return task
-    shipped: Future[Any] = client.scatter(task, hash=False)
-    return shipped
+def _allowed_failures() -> int:
+    """Workers a site may see die under it before it fails (Dask's own setting)."""
+    import dask
+
+    return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
 
 
 def _finished(
-    fleet: _Fleet, client: Client, site_timeout: float, arrivals: _Arrivals
-) -> list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss]]:
-    """Wait a little for sites to finish; what finished (or was given up as hung)."""
-    done = [future for future in arrivals.take(_POLL) if future in fleet.running]
-    _scheduler_alive(client, fleet)  # its futures were cancelled: not the sites' failure
-    values = _gathered(client, done)
-    outcomes: list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss]] = []
-    for future in done:
-        sent = fleet.running.pop(future)
-        outcomes.append((sent, _outcome(sent.site, future, values)))
+    fleet: _Fleet, client: Client, site_timeout: float, runners: Runners
+) -> list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss | _WorkerDied]]:
+    """Wait a little for sites to finish; what finished, lost its worker, or was given
+    up as hung."""
+    answered = [(c, v) for c, v in runners.answers(_POLL) if c in fleet.running]
+    _scheduler_alive(client, fleet)  # its calls failed: not the sites' failure
+    outcomes: list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss | _WorkerDied]] = []
+    unreached = False
+    for call, value in answered:
+        sent = fleet.running.pop(call)
+        unreached |= isinstance(value, OSError)
+        outcomes.append((sent, _outcome(sent.site, value)))
+    for call in runners.lost(now=unreached):
+        if call in fleet.running:
+            sent = fleet.running.pop(call)
+            outcomes.append((sent, _WorkerDied(f"its workers kept dying ({sent.deaths + 1})")))
     now = time.monotonic()
-    for future, sent in list(fleet.running.items()):
+    for call, sent in list(fleet.running.items()):
         if now - sent.at > site_timeout + HUNG_GRACE:
-            del fleet.running[future]
-            future.cancel()
+            del fleet.running[call]
             detail = f"no answer from its worker {now - sent.at:.0f} s after it was sent"
             outcomes.append((sent, SiteFailure(sent.site, "hung", detail)))
     return outcomes
 
 
-def _gathered(client: Client, done: list[Future[Any]]) -> dict[Future[Any], Any]:
-    """The values of the futures of ``done`` that finished, fetched in one call; none
-    when that call fails (each is then asked for alone, to learn why)."""
-    finished = [future for future in done if future.status == "finished"]
-    if not finished:
-        return {}
-    try:
-        return dict(zip(finished, client.gather(finished), strict=True))
-    except Exception:  # a value lost with its worker, the scheduler gone: one by one
-        return {}
-
-
-def _outcome(
-    site: str, future: Any, values: dict[Future[Any], Any]
-) -> AuditBundle | SiteFailure | GateLoss:
-    """What a finished future brought back: its value, or why there is none."""
-    from distributed import KilledWorker
-
-    if future in values:
-        return _expected(site, values[future])
-    if future.status == "finished":
-        return _expected(site, future.result())
-    if future.status == "cancelled":
-        return SiteFailure(site, "cancelled", "the cluster dropped the task")
-    error = future.exception()
-    if isinstance(error, KilledWorker):
-        return SiteFailure(site, "worker-lost", f"its workers kept dying: {error}")
-    return SiteFailure(site, "error", f"{type(error).__name__}: {error}")
-
-
-def _expected(site: str, value: object) -> AuditBundle | SiteFailure | GateLoss:
-    """``value`` when it is what a site's task returns; else a failure saying what it was."""
+def _outcome(site: str, value: object) -> AuditBundle | SiteFailure | GateLoss | _WorkerDied:
+    """What a runner's answer brought back: the site's value, or why there is none."""
     if isinstance(value, (AuditBundle, SiteFailure, GateLoss)):
         return value
+    if isinstance(value, OSError):  # the worker could not be reached: it died under it
+        return _WorkerDied(f"its workers kept dying: {type(value).__name__}: {value}")
+    if isinstance(value, BaseException):
+        return SiteFailure(site, "error", f"{type(value).__name__}: {value}")
     return SiteFailure(site, "error", f"the worker returned {type(value).__name__}")

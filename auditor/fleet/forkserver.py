@@ -42,9 +42,9 @@ __all__ = ["METHOD", "WORKER_MODULES", "ctrl_c_ignored", "start_worker_server"]
 #: Dask's ``distributed.worker.multiprocessing-method`` for the local cluster.
 METHOD = "forkserver"
 #: What a local worker imports before its first site, imported once by the server:
-#: Dask's worker, the task a site is (auditor.fleet.engine and what it imports: the
+#: Dask's worker, the runner of the sites (auditor.fleet.runners and what it imports: the
 #: audit, its parsers, pandas), the host table's glue.
-WORKER_MODULES = ("distributed", "auditor.fleet.engine", "auditor.fleet.cluster")
+WORKER_MODULES = ("distributed", "auditor.fleet.runners", "auditor.fleet.cluster")
 #: Dask's own environment for the processes its nannies start, when its configuration
 #: cannot be read (the values of its distributed.yaml).
 _PRE_SPAWN_ENVIRON = {

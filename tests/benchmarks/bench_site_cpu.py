@@ -112,8 +112,9 @@ def _threads_cpu() -> dict[str, float]:
     for tid in os.listdir("/proc/self/task"):
         fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
         name = names.get(int(tid), "")
+        tasks = ("ThreadPool", "Dask-Default", "auditor-site")  # a Dask task's or a runner's
         kind = (
-            "task threads" if "ThreadPool" in name or "Dask-Default" in name
+            "task threads" if any(word in name for word in tasks)
             else "event loop" if name == "MainThread"
             else "other live threads"
         )  # fmt: skip

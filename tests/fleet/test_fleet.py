@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from dask.utils import key_split
+from distributed.diagnostics.plugin import SchedulerPlugin
 
 from auditor.audit import AuditOptions, audit_site
 from auditor.demo.server import SiteServer
@@ -112,44 +115,45 @@ def test_on_a_cluster_a_hanging_site_and_a_dying_one_do_not_stop_the_fleet(
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_the_owner_waits_on_each_site_a_few_times_however_often_it_looks(
-    fleet, cluster_client, tmp_path, monkeypatch
-):
-    """Waiting on every running site at each look cost the owner O(sites in flight) a
-    finished site: 16 ms of a site's CPU at 256 in flight. Each site's future is waited
-    on a bounded number of times (its done-callback, its value's gather), whether the
-    owner looks every 2 s or, here, every 10 ms."""
-    from collections import Counter
+class _TasksStarted(SchedulerPlugin):
+    """On the scheduler: the tasks it started, by name (``run_on_worker``, ``SiteRunner``)."""
 
-    from distributed.client import FutureState
+    name = "tasks-started"
 
+    def __init__(self) -> None:
+        self.started: Counter[str] = Counter()
+
+    def transition(self, key, start, finish, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if finish == "processing":
+            self.started[key_split(key)] += 1
+
+
+def _started(dask_scheduler):  # type: ignore[no-untyped-def]
+    return dict(dask_scheduler.plugins[_TasksStarted.name].started)
+
+
+def test_a_site_costs_the_scheduler_no_task(fleet, cluster_client, tmp_path, monkeypatch):
+    """A Dask task a site cost 11 ms of CPU (the owner's, the scheduler's and the
+    worker's): the sites go to one runner a worker, a task each for the whole fleet,
+    as the host table is. The owner also looks every 10 ms here: no cost a look."""
     import auditor.fleet.engine as engine
 
-    waits: Counter[str] = Counter()  # by a site's task (not the host table's actor)
-    original = FutureState.wait
-
-    async def counted(self: FutureState, timeout: float | None = None) -> None:
-        if str(self.key).startswith("run_on_worker-"):
-            waits[str(self.key)] += 1
-        await original(self, timeout)
-
-    monkeypatch.setattr(FutureState, "wait", counted)
     monkeypatch.setattr(engine, "_POLL", 0.01)
-    with History.open(tmp_path / "h.sqlite3") as history:
-        outcomes = list(
-            audit_fleet([s.origin for s in fleet], history, OPTIONS, client=cluster_client)
-        )
+    cluster_client.register_plugin(_TasksStarted())
+    try:
+        with History.open(tmp_path / "h.sqlite3") as history:
+            outcomes = list(
+                audit_fleet([s.origin for s in fleet], history, OPTIONS, client=cluster_client)
+            )
+        started = cluster_client.run_on_scheduler(_started)
+    finally:
+        cluster_client.unregister_scheduler_plugin(_TasksStarted.name)
     assert all(isinstance(o, AuditResult) for o in outcomes), outcomes
     assert len(outcomes) == len(fleet)
-    assert len(waits) == len(fleet) and max(waits.values()) <= 3, waits
+    assert started == {"TableHost": 1, "SiteRunner": len(cluster_client.nthreads())}, started
 
 
-def test_a_site_with_a_large_previous_inventory_is_sent_ahead(
-    cluster_client, tmp_path, monkeypatch
-):
-    import auditor.fleet.engine as engine
-
-    monkeypatch.setattr(engine, "_SCATTER_FROM", 10)  # 20 URLs count as large here
+def test_a_site_with_a_large_previous_inventory_reaches_its_worker(cluster_client, tmp_path):
     servers = [SiteServer(simulated("accurate-jsonld", n), host=f"127.0.15.{n}") for n in (1, 2)]
     quick = replace(OPTIONS, sample=replace(OPTIONS.sample, delay=0.0))
     try:

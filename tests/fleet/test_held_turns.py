@@ -188,7 +188,7 @@ def test_two_sites_on_one_host_in_two_worker_processes_hand_it_over_politely(clu
     closer than the delay."""
     from auditor.audit import AuditBundle, AuditOptions, Previous
     from auditor.fleet.cluster import start_gate
-    from auditor.fleet.engine import run_on_worker
+    from auditor.fleet.runners import run_on_worker
     from auditor.fleet.work import SiteTask
     from auditor.http import PAGE_ACCEPT
     from auditor.sampler import SampleOptions
