@@ -5,9 +5,9 @@ The unit of work and of distribution is a site, sent to the site runner of a wor
 (:mod:`auditor.fleet.runners`: one Dask actor a worker, not a task a site). The
 process that calls :func:`audit_fleet` owns the history: it reads each site's
 :class:`Previous` when the site is sent off, and saves each returned bundle in one
-transaction as it comes back; workers never open the database. Sites are sent as slots free up (at
-most ``concurrency`` in flight), so memory grows with the sites in flight, not
-with the fleet.
+transaction as it comes back; workers never open the database. Sites are sent as
+slots free up (at most ``concurrency`` in flight), so memory grows with the sites in
+flight, not with the fleet.
 
 Without a Dask ``client``, a local cluster of worker processes (one per core) is
 started for the fleet and closed after it: the same code as on a cluster.

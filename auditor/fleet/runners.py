@@ -4,9 +4,15 @@ sent to it in threads of its own, answering the owner directly.
 Why not a Dask task a site: a task is a round of the scheduler (the graph, its
 transitions, the worker's report, the gather through the scheduler, the release), and
 it cost a fleet 11 ms of CPU a site, 4.5 of the owner's and 6.5 of its worker's (1,500
-sleeping tasks returning 22 kB, 256 in flight on two workers of 128 threads). A call to
-an actor goes from the owner to the worker and back on a connection of its own: 2.4 and
-2.1 ms. The scheduler sees one task a worker for the whole fleet.
+sleeping tasks returning 22 kB, 256 in flight on two workers of 128 threads). An actor
+call goes from the owner to the worker and back: 2.4 and 2.1 ms for a call held open
+while its site runs. The scheduler sees one task a worker for the whole fleet.
+
+A site is started by a short call (:meth:`SiteRunner.start`); the finished ones come
+back together, in the answer to the one call each runner keeps waiting on the worker
+(:meth:`SiteRunner.finished`). So a runner holds two of the client's connections
+whatever the sites in flight (a call held open a site would take one each, and the
+client has 512), and sites finishing together come back in one message.
 
 What Dask did for a task the owner now does for a call (:class:`Runners`): a worker that
 dies or is declared dead takes its runner with it, and the sites that were running there
@@ -24,6 +30,7 @@ import itertools
 import logging
 import queue
 import time
+from concurrent.futures import Future as ThreadFuture
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -46,6 +53,8 @@ LOOK_EVERY = 2.0
 #: The name of a runner's threads (``auditor-site_0``, ...): a site runs in one.
 SITE_THREAD = "auditor-site"
 _START_TIMEOUT = 30.0  # seconds for a runner to start on its worker, then left for a look
+_CLOSE_TIMEOUT = 5.0  # seconds for a runner to hear it is closed (its worker wedged: left)
+_FINISHED_WAIT = 2.0  # seconds a runner holds the owner's call for finished sites
 log = logging.getLogger(__name__)
 
 
@@ -60,7 +69,8 @@ def run_on_worker(task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure | 
 
 class SiteRunner:
     """The Dask actor on a worker: runs up to ``threads`` sites at once, each in a thread
-    of its own (the site mostly waits on politeness)."""
+    of its own (a site mostly waits on politeness), and keeps what they return until the
+    owner asks (:meth:`finished`)."""
 
     #: Sites the runners of this worker process were sent, all fleets together (a look
     #: at the workers: ``client.run(lambda: SiteRunner.sites_sent)``).
@@ -68,13 +78,37 @@ class SiteRunner:
 
     def __init__(self, threads: int) -> None:
         self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix=SITE_THREAD)
+        self._done: list[tuple[int, object]] = []  # (call, what the site returned)
+        self._any_done = asyncio.Event()
 
-    async def run(self, task: SiteTask, gate: GateRef) -> AuditBundle | SiteFailure | GateLoss:
-        """Run one site in a thread of the runner; its bundle, or why it has none."""
+    async def start(self, call: int, task: SiteTask, gate: GateRef) -> None:
+        """Start one site in a thread of the runner (``call``: the owner's number for it)."""
         SiteRunner.sites_sent += 1  # (on the worker's event loop: one at a time)
         context = contextvars.copy_context()  # Dask's worker, as a task would see it
+        running = self._pool.submit(context.run, run_on_worker, task, gate)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, context.run, run_on_worker, task, gate)
+        running.add_done_callback(
+            lambda ended: loop.call_soon_threadsafe(self._ended, call, task.site, ended)
+        )
+
+    def _ended(self, call: int, site: str, ended: ThreadFuture[Any]) -> None:
+        from auditor.fleet.outcome import SiteFailure
+
+        try:
+            value = ended.result()
+        except BaseException as exc:  # (cancelled by close, or a bug): the site's failure
+            value = SiteFailure(site, "error", f"{type(exc).__name__}: {exc}")
+        self._done.append((call, value))
+        self._any_done.set()
+
+    async def finished(self, wait: float) -> list[tuple[int, object]]:
+        """The sites finished since the last ask, waiting up to ``wait`` seconds for one."""
+        if not self._done:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._any_done.wait(), wait)
+        done, self._done = self._done, []
+        self._any_done.clear()
+        return done
 
     def close(self) -> None:
         """Start no site more; those running finish on their own."""
@@ -89,21 +123,22 @@ class _Runner:
     threads: int
     future: Any  # the actor's Dask future: holds it on its worker
     actor: Any
-    calls: set[int] = field(default_factory=set)  # calls sent and not answered yet
+    calls: set[int] = field(default_factory=set)  # sites sent and not back yet
 
 
 class Runners:
     """The owner's side of the runners: one on each worker of ``client``'s cluster, the
-    calls in flight on each, and the answers as they come (handed over by the client's
-    event loop, so waiting costs nothing a call in flight)."""
+    sites in flight on each, and what they return as it comes (collected by the
+    client's event loop, so waiting costs nothing a site in flight)."""
 
     def __init__(self, client: Client) -> None:
         self._client: Any = client  # (Dask's methods are untyped)
         self._runners: dict[str, _Runner] = {}
         self._starting: dict[str, tuple[int, Any]] = {}  # address: threads, future
         self._failed: set[str] = set()  # runners a call could not reach
-        self._of: dict[int, str] = {}  # a call in flight: its runner's address
-        self._answers: queue.SimpleQueue[tuple[int, object]] = queue.SimpleQueue()
+        self._of: dict[int, str] = {}  # a site in flight: its runner's address
+        # (call, runner, value): a site's value, or None and the exception a call raised
+        self._answers: queue.SimpleQueue[tuple[int | None, str, object]] = queue.SimpleQueue()
         self._ids = itertools.count()
         self._looked = time.monotonic()
         self._start(self._workers())
@@ -114,27 +149,37 @@ class Runners:
         return sum(max(0, r.threads - len(r.calls)) for r in self._usable())
 
     def send(self, task: SiteTask, gate: GateRef) -> int:
-        """Send ``task`` to the runner with the most free threads; the call's number."""
+        """Send ``task`` to the runner with the most free threads; the site's number."""
         runner = max(self._usable(), key=lambda r: r.threads - len(r.calls))
         call = next(self._ids)
         runner.calls.add(call)
         self._of[call] = runner.address
-        answer = runner.actor.run(task, gate)
-        self._client.loop.add_callback(self._hand_over, call, answer)
+        started = runner.actor.start(call, task, gate)
+        self._client.loop.add_callback(self._started, call, runner.address, started)
         return call
 
     def _usable(self) -> list[_Runner]:
         return [r for a, r in self._runners.items() if a not in self._failed]
 
-    async def _hand_over(self, call: int, answer: Any) -> None:
+    async def _started(self, call: int, address: str, started: Any) -> None:
         try:
-            value: object = await answer
+            await started
         except Exception as exc:  # the worker lost, the call refused: the owner decides
-            value = exc
-        self._answers.put((call, value))
+            self._answers.put((call, address, exc))
+
+    async def _collect(self, runner: _Runner) -> None:
+        """On the client's event loop, for the runner's life: what its sites returned."""
+        while self._runners.get(runner.address) is runner:
+            try:
+                done = await runner.actor.finished(_FINISHED_WAIT)
+            except Exception as exc:  # its worker lost: the owner hears of it
+                self._answers.put((None, runner.address, exc))
+                return
+            for call, value in done:
+                self._answers.put((call, runner.address, value))
 
     def answers(self, timeout: float) -> list[tuple[int, object]]:
-        """The calls answered since the last look (a value, or the exception the call
+        """The sites back since the last look (a value, or the exception their call
         raised), waiting up to ``timeout`` seconds for one. A runner that could not be
         reached gets no site more; it is dropped at the next look (:meth:`lost`)."""
         try:
@@ -144,14 +189,15 @@ class Runners:
         with suppress(queue.Empty):
             while True:
                 taken.append(self._answers.get_nowait())
-        for call, value in taken:
-            address = self._of.pop(call, None)
-            runner = self._runners.get(address or "")
-            if runner is not None:
-                runner.calls.discard(call)
-                if isinstance(value, OSError):
-                    self._failed.add(runner.address)
-        return taken
+        back: list[tuple[int, object]] = []
+        for call, address, value in taken:
+            if isinstance(value, OSError) and address in self._runners:
+                self._failed.add(address)
+            if call is not None and self._of.get(call) == address:
+                del self._of[call]
+                self._runners[address].calls.discard(call)
+                back.append((call, value))
+        return back
 
     def lost(self, *, now: bool = False) -> list[int]:
         """The calls in flight on runners that are gone (their worker died or was declared
@@ -187,7 +233,12 @@ class Runners:
         for address, threads in workers.items():
             if address not in self._starting:
                 future = self._client.submit(
-                    SiteRunner, threads, actor=True, workers=[address], allow_other_workers=False
+                    SiteRunner,
+                    threads,
+                    actor=True,
+                    workers=[address],
+                    allow_other_workers=False,
+                    pure=False,  # a runner of its own, never one closed by a fleet before
                 )
                 self._starting[address] = (threads, future)
 
@@ -204,13 +255,14 @@ class Runners:
                 log.warning("no site runner on %s (%s): tried again later", address, exc)
                 future.release()
                 continue
-            self._runners[address] = _Runner(address, threads, future, actor)
+            self._runners[address] = runner = _Runner(address, threads, future, actor)
+            self._client.loop.add_callback(self._collect, runner)
 
     def close(self) -> None:
         """Stop the runners: no site more starts; they are let go."""
         for runner in self._runners.values():
             with suppress(Exception):  # its worker gone: nothing to stop
-                runner.actor.close().result(timeout=_START_TIMEOUT)
+                runner.actor.close().result(timeout=_CLOSE_TIMEOUT)
             runner.future.release()
         for _threads, future in self._starting.values():
             future.release()
