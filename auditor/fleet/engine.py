@@ -261,15 +261,10 @@ def _run(
                     fleet.done, fleet.failed = fleet.done + 1, fleet.failed + 1
                     yield _table_lost(sent.site, gate.restarts)
             room = min(fleet.slots - len(fleet.running), runners.free())
-            for sent in waiting.take(0 if given_up else room):
-                task = SiteTask(
-                    sent.site,
-                    sent.target,
-                    previous_of(history, sent.site),
-                    with_proxy(options, sent.proxy),
-                    site_timeout,
-                )
-                fleet.running[runners.send(task, gate.ref)] = replace(sent, at=time.monotonic())
+            going = list(waiting.take(0 if given_up else room))
+            tasks = [_task(history, options, sent, site_timeout) for sent in going]
+            for call, sent in zip(runners.send(tasks, gate.ref), going, strict=True):
+                fleet.running[call] = replace(sent, at=time.monotonic())
                 fleet.sent += sent.resends == 0 and sent.deaths == 0
             fleet.count_pages(gate.alive)
             tell(fleet.progress())
@@ -300,6 +295,12 @@ def _run(
         if runners is not None and cancel and _talking(client):
             runners.close()  # (what runs finishes on its worker, unsaved)
         gate.release()
+
+
+def _task(history: History, options: AuditOptions, sent: _Sent, site_timeout: float) -> SiteTask:
+    """What a worker needs to audit ``sent``: its previous run read from the history now."""
+    options = with_proxy(options, sent.proxy)
+    return SiteTask(sent.site, sent.target, previous_of(history, sent.site), options, site_timeout)
 
 
 def _talking(client: Client) -> bool:

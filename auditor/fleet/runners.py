@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import itertools
 import logging
 import queue
@@ -55,6 +56,10 @@ SITE_THREAD = "auditor-site"
 _START_TIMEOUT = 30.0  # seconds for a runner to start on its worker, then left for a look
 _CLOSE_TIMEOUT = 5.0  # seconds for a runner to hear it is closed (its worker wedged: left)
 _FINISHED_WAIT = 2.0  # seconds a runner holds the owner's call for finished sites
+#: Seconds the owner lets a runner's finished sites gather before it asks again: a
+#: call less for each site that finishes meanwhile (and the sites sent in their place
+#: go together too), for that much more before the owner hears of a site.
+_GATHER_FOR = 0.5
 log = logging.getLogger(__name__)
 
 
@@ -81,15 +86,20 @@ class SiteRunner:
         self._done: list[tuple[int, object]] = []  # (call, what the site returned)
         self._any_done = asyncio.Event()
 
-    async def start(self, call: int, task: SiteTask, gate: GateRef) -> None:
-        """Start one site in a thread of the runner (``call``: the owner's number for it)."""
-        SiteRunner.sites_sent += 1  # (on the worker's event loop: one at a time)
-        context = contextvars.copy_context()  # Dask's worker, as a task would see it
-        running = self._pool.submit(context.run, run_on_worker, task, gate)
+    async def start(self, sites: list[tuple[int, SiteTask]], gate: GateRef) -> None:
+        """Start each site of ``sites`` in a thread of the runner (``call``, ``task``: the
+        owner's number for the site, and the site)."""
         loop = asyncio.get_running_loop()
-        running.add_done_callback(
-            lambda ended: loop.call_soon_threadsafe(self._ended, call, task.site, ended)
-        )
+        for call, task in sites:
+            SiteRunner.sites_sent += 1  # (on the worker's event loop: one at a time)
+            context = contextvars.copy_context()  # Dask's worker, as a task would see it
+            running = self._pool.submit(context.run, run_on_worker, task, gate)
+            running.add_done_callback(functools.partial(self._hand_over, loop, call, task.site))
+
+    def _hand_over(
+        self, loop: asyncio.AbstractEventLoop, call: int, site: str, ended: ThreadFuture[Any]
+    ) -> None:
+        loop.call_soon_threadsafe(self._ended, call, site, ended)
 
     def _ended(self, call: int, site: str, ended: ThreadFuture[Any]) -> None:
         from auditor.fleet.outcome import SiteFailure
@@ -148,24 +158,32 @@ class Runners:
         """Sites that can be sent now: the runners' threads not running one."""
         return sum(max(0, r.threads - len(r.calls)) for r in self._usable())
 
-    def send(self, task: SiteTask, gate: GateRef) -> int:
-        """Send ``task`` to the runner with the most free threads; the site's number."""
-        runner = max(self._usable(), key=lambda r: r.threads - len(r.calls))
-        call = next(self._ids)
-        runner.calls.add(call)
-        self._of[call] = runner.address
-        started = runner.actor.start(call, task, gate)
-        self._client.loop.add_callback(self._started, call, runner.address, started)
-        return call
+    def send(self, tasks: list[SiteTask], gate: GateRef) -> list[int]:
+        """Send each of ``tasks`` (no more than :meth:`free`) to the runner with the most
+        threads free at the time, in one call a runner; the sites' numbers, in order."""
+        batches: dict[str, list[tuple[int, SiteTask]]] = {}
+        calls: list[int] = []
+        for task in tasks:
+            runner = max(self._usable(), key=lambda r: r.threads - len(r.calls))
+            call = next(self._ids)
+            runner.calls.add(call)
+            self._of[call] = runner.address
+            batches.setdefault(runner.address, []).append((call, task))
+            calls.append(call)
+        for address, sites in batches.items():
+            started = self._runners[address].actor.start(sites, gate)
+            self._client.loop.add_callback(self._started, [c for c, _ in sites], address, started)
+        return calls
 
     def _usable(self) -> list[_Runner]:
         return [r for a, r in self._runners.items() if a not in self._failed]
 
-    async def _started(self, call: int, address: str, started: Any) -> None:
+    async def _started(self, calls: list[int], address: str, started: Any) -> None:
         try:
             await started
         except Exception as exc:  # the worker lost, the call refused: the owner decides
-            self._answers.put((call, address, exc))
+            for call in calls:
+                self._answers.put((call, address, exc))
 
     async def _collect(self, runner: _Runner) -> None:
         """On the client's event loop, for the runner's life: what its sites returned."""
@@ -177,6 +195,8 @@ class Runners:
                 return
             for call, value in done:
                 self._answers.put((call, runner.address, value))
+            if done:  # what finishes meanwhile comes back together
+                await asyncio.sleep(_GATHER_FOR)
 
     def answers(self, timeout: float) -> list[tuple[int, object]]:
         """The sites back since the last look (a value, or the exception their call

@@ -50,18 +50,22 @@ class _Actor:
         self.sites: list[str] = []
         self.done: list[tuple[int, object]] = []
         self.hold = False
+        self.starts = 0  # calls to start
 
     def _unreachable(self) -> None:
         error = self._client.said.get(self.address)
         if error is not None:
             raise error
 
-    def start(self, call: int, task: str, gate: object) -> Any:
+    def start(self, sites: list[tuple[int, str]], gate: object) -> Any:
+        self.starts += 1
+
         async def started() -> None:
             self._unreachable()
-            self.sites.append(task)
-            if not self.hold:
-                self.done.append((call, f"{task} done"))
+            for call, task in sites:
+                self.sites.append(task)
+                if not self.hold:
+                    self.done.append((call, f"{task} done"))
 
         return started()
 
@@ -156,8 +160,9 @@ def test_sites_go_to_the_runner_with_the_most_threads_free(make_client):
     assert runners.free() == 5
     for actor in client.actors.values():
         actor.hold = True
-    calls = [runners.send(f"site{n}", None) for n in range(4)]  # type: ignore[arg-type]
+    calls = runners.send([f"site{n}" for n in range(4)], None)  # type: ignore[arg-type]
     assert runners.free() == 1
+    assert {a: actor.starts for a, actor in client.actors.items()} == {"tcp://a": 1, "tcp://b": 1}
     for actor in client.actors.values():
         actor.hold = False
         time.sleep(0.05)  # the starts reached the actors
@@ -173,14 +178,14 @@ def test_a_runner_that_cannot_be_reached_gets_no_site_more_and_is_started_again(
     client = make_client({"tcp://a": 1, "tcp://b": 1})
     runners = Runners(client)
     client.said["tcp://a"] = OSError("Unable to contact Actor's worker")
-    first, second = runners.send("one", None), runners.send("two", None)  # type: ignore[arg-type]
+    first, second = runners.send(["one", "two"], None)  # type: ignore[arg-type]
     back = _all_back(runners, 2)
     assert isinstance(back[first], OSError) and back[second] == "two done"
     assert runners.free() == 1  # only b's thread: a is not sent to any more
     client.said.clear()
     assert runners.lost(now=True) == []  # nothing was left running on it
     assert runners.free() == 2  # a runner on a again: a new actor
-    third = runners.send("three", None)  # type: ignore[arg-type]
+    (third,) = runners.send(["three"], None)  # type: ignore[arg-type]
     assert _all_back(runners, 1) == {third: "three done"}
 
 
@@ -191,7 +196,7 @@ def test_the_sites_of_a_worker_gone_are_handed_back_and_a_new_worker_gets_a_runn
     runners = Runners(client)
     for actor in client.actors.values():
         actor.hold = True
-    calls = [runners.send(f"site{n}", None) for n in range(4)]  # type: ignore[arg-type]
+    calls = runners.send([f"site{n}" for n in range(4)], None)  # type: ignore[arg-type]
     time.sleep(0.05)
     on_a = [c for n, c in enumerate(calls) if f"site{n}" in client.actors["tcp://a"].sites]
     assert len(on_a) == 2
@@ -212,7 +217,7 @@ def test_a_worker_lost_mid_site_is_heard_of_through_the_runner_s_collecting_call
     client = make_client({"tcp://a": 2})
     runners = Runners(client)
     client.actors["tcp://a"].hold = True
-    call = runners.send("site", None)  # type: ignore[arg-type]
+    (call,) = runners.send(["site"], None)  # type: ignore[arg-type]
     time.sleep(0.05)
     assert runners.free() == 1
     client.said["tcp://a"] = OSError("connection closed")
@@ -259,8 +264,8 @@ def test_a_runner_runs_its_sites_in_threads_of_its_own_and_keeps_what_they_retur
 
     async def three() -> list[tuple[int, object]]:
         runner = SiteRunner(threads)
-        for call, site in enumerate(("x", "y", "bad")):
-            await runner.start(call, Task(site), None)  # type: ignore[arg-type]
+        await runner.start([(0, Task("x"))], None)  # type: ignore[list-item, arg-type]
+        await runner.start([(1, Task("y")), (2, Task("bad"))], None)  # type: ignore[list-item, arg-type]
         done: list[tuple[int, object]] = []
         while len(done) < 3:
             done += await runner.finished(5.0)
