@@ -110,7 +110,10 @@ def _threads_cpu() -> dict[str, float]:
     names = {t.native_id: t.name for t in threading.enumerate()}
     kinds: dict[str, float] = defaultdict(float)
     for tid in os.listdir("/proc/self/task"):
-        fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        try:  # (a runner's threads end once the fleet closes it: counted as ended)
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
         name = names.get(int(tid), "")
         tasks = ("ThreadPool", "Dask-Default", "auditor-site")  # a Dask task's or a runner's
         kind = (
