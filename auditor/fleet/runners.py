@@ -195,7 +195,7 @@ class Runners:
         while self._runners.get(runner.address) is runner:
             try:
                 done = await runner.actor.finished(_FINISHED_WAIT)
-            except Exception as exc:  # its worker lost: the owner hears of it
+            except Exception as exc:  # its worker lost, the actor gone: the owner hears of it
                 self._answers.put((None, runner.address, exc))
                 return
             for call, value in done:
@@ -216,7 +216,8 @@ class Runners:
                 taken.append(self._answers.get_nowait())
         back: list[tuple[int, object]] = []
         for call, address, value in taken:
-            if isinstance(value, OSError) and address in self._runners:
+            unreached = call is None or isinstance(value, OSError)  # (None: its collecting)
+            if unreached and address in self._runners:
                 self._failed.add(address)
             if call is not None and self._of.get(call) == address:
                 del self._of[call]

@@ -211,21 +211,21 @@ def test_the_sites_of_a_worker_gone_are_handed_back_and_a_new_worker_gets_a_runn
     assert runners.answers(0.2) == [] and runners.free() == 6
 
 
-def test_a_worker_lost_mid_site_is_heard_of_through_the_runner_s_collecting_call(
-    make_client,
-):
+@pytest.mark.parametrize("error", [OSError("connection closed"), KeyError("SiteRunner-1")])
+def test_a_runner_whose_collecting_call_fails_hands_its_sites_back(make_client, error):
+    """However the call that brings its sites back fails (its worker lost, or the actor
+    gone from it), the runner is dropped and its sites are sent again, not left to hang."""
     client = make_client({"tcp://a": 2})
     runners = Runners(client)
     client.actors["tcp://a"].hold = True
     (call,) = runners.send(["site"], None)  # type: ignore[arg-type]
     time.sleep(0.05)
-    assert runners.free() == 1
-    client.said["tcp://a"] = OSError("connection closed")
+    client.said["tcp://a"] = error
     until = time.monotonic() + 10
-    while runners.free() and time.monotonic() < until:  # its collecting call fails
+    while runners.free() and time.monotonic() < until:
         assert runners.answers(0.05) == []
     assert runners.free() == 0
-    assert runners.lost(now=True) == [call]  # it is handed back to be sent again
+    assert runners.lost(now=True) == [call]
 
 
 def test_a_runner_that_does_not_start_is_tried_again_at_a_later_look(make_client):
