@@ -8,9 +8,9 @@ scheduler now sees one task a worker for the whole fleet.
 Sites are started by a short call (:meth:`SiteRunner.start`), those sent at one look
 together; the finished ones come back together, in the answer to the one call each
 runner keeps waiting on the worker (:meth:`SiteRunner.finished`), which the owner makes
-again half a second after an answer, so that what finishes meanwhile comes along. A
-runner holds two of the client's connections whatever its sites in flight (a call held
-open a site would take one each, and a client has 512).
+again half a second after an answer while the runner is busy, so that what finishes
+meanwhile comes along. A runner holds two of the client's connections whatever its
+sites in flight (a call held open a site would take one each, and a client has 512).
 
 What it costs (``tests/benchmarks/bench_fleet_calls.py``: 1,500 sleeping sites
 returning 22 kB, 256 in flight on two workers of 128 threads), the owner's CPU a site and
@@ -65,6 +65,9 @@ _FINISHED_WAIT = 2.0  # seconds a runner holds the owner's call for finished sit
 #: call less for each site that finishes meanwhile (and the sites sent in their place
 #: go together too), for that much more before the owner hears of a site.
 _GATHER_FOR = 0.5
+#: ... while more than this many sites are running on the runner: a small fleet, or a
+#: fleet's last sites, are heard of as soon as they finish.
+_GATHER_WHILE = 8
 log = logging.getLogger(__name__)
 
 
@@ -200,7 +203,8 @@ class Runners:
                 return
             for call, value in done:
                 self._answers.put((call, runner.address, value))
-            if done:  # what finishes meanwhile comes back together
+            still = len(runner.calls) - len(done)  # (the owner takes them off later)
+            if done and still > _GATHER_WHILE:  # what finishes meanwhile comes along
                 await asyncio.sleep(_GATHER_FOR)
 
     def answers(self, timeout: float) -> list[tuple[int, object]]:

@@ -228,6 +228,18 @@ def test_a_runner_whose_collecting_call_fails_hands_its_sites_back(make_client, 
     assert runners.lost(now=True) == [call]
 
 
+def test_a_runner_with_few_sites_left_hands_each_back_as_it_finishes(make_client, monkeypatch):
+    """Gathering finished sites saves calls while a runner is busy; a small fleet, or a
+    fleet's last sites, are not held back for it."""
+    monkeypatch.setattr(runners_module, "_GATHER_FOR", 600.0)  # were it gathering: no answer
+    client = make_client({"tcp://a": 4})
+    runners = Runners(client)
+    (first,) = runners.send(["one"], None)  # type: ignore[arg-type]
+    assert _all_back(runners, 1) == {first: "one done"}
+    (second,) = runners.send(["two"], None)  # type: ignore[arg-type]
+    assert _all_back(runners, 1) == {second: "two done"}
+
+
 def test_a_runner_that_does_not_start_is_tried_again_at_a_later_look(make_client):
     client = make_client({"tcp://a": 2})
     client.unstartable.add("tcp://a")
