@@ -371,12 +371,10 @@ def _finished(
     answered = [(c, v) for c, v in runners.answers(_POLL) if c in fleet.running]
     _scheduler_alive(client, fleet)  # its calls failed: not the sites' failure
     outcomes: list[tuple[_Sent, AuditBundle | SiteFailure | GateLoss | _WorkerDied]] = []
-    unreached = False
     for call, value in answered:
         sent = fleet.running.pop(call)
-        unreached |= isinstance(value, OSError)
         outcomes.append((sent, _outcome(sent.site, value)))
-    for call in runners.lost(now=unreached):
+    for call in runners.lost():  # (at once when a runner could not be reached)
         if call in fleet.running:
             sent = fleet.running.pop(call)
             outcomes.append((sent, _WorkerDied(f"its workers kept dying ({sent.deaths + 1})")))

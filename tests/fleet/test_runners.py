@@ -183,7 +183,7 @@ def test_a_runner_that_cannot_be_reached_gets_no_site_more_and_is_started_again(
     assert isinstance(back[first], OSError) and back[second] == "two done"
     assert runners.free() == 1  # only b's thread: a is not sent to any more
     client.said.clear()
-    assert runners.lost(now=True) == []  # nothing was left running on it
+    assert runners.lost() == []  # at once: a runner failed; nothing was left on it
     assert runners.free() == 2  # a runner on a again: a new actor
     (third,) = runners.send(["three"], None)  # type: ignore[arg-type]
     assert _all_back(runners, 1) == {third: "three done"}
@@ -225,7 +225,7 @@ def test_a_runner_whose_collecting_call_fails_hands_its_sites_back(make_client, 
     while runners.free() and time.monotonic() < until:
         assert runners.answers(0.05) == []
     assert runners.free() == 0
-    assert runners.lost(now=True) == [call]
+    assert runners.lost() == [call]  # at once, not LOOK_EVERY later
 
 
 def test_a_runner_with_few_sites_left_hands_each_back_as_it_finishes(make_client, monkeypatch):
