@@ -168,6 +168,7 @@ def run_fleet(
     (:class:`ReportWriter`) while the fleet goes on. Only what the summary needs of each
     site is kept, so a long crawl list costs no memory here."""
     from auditor.fleet import audit_fleet
+    from auditor.fleet.heap import collector_for_fleet
     from auditor.fleet.reports import (
         DRAWING_NICENESS,
         ReportWriter,
@@ -193,6 +194,7 @@ def run_fleet(
     status, stopped = EXIT_OK, None
     out = Path(args.out)
     with (
+        collector_for_fleet(),  # the command runs the scheduler and saves every site
         _dask_logs(getattr(args, "verbose", 0)),
         _connected(args.cluster, security) as client,
         ReportWriter(history, out, niceness=0 if small else DRAWING_NICENESS) as reports,

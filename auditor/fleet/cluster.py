@@ -35,6 +35,7 @@ __all__ = [
     "CLOSE_TIMEOUT",
     "GATE_CALL_TIMEOUT",
     "LOCAL_WORKER_CONFIG",
+    "WORKER_PRELOAD",
     "ActorTable",
     "FleetGate",
     "GateRef",
@@ -68,6 +69,8 @@ LOCAL_WORKER_CONFIG = {
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.worker.memory.monitor-interval": "500ms",
 }
+#: The local workers' preload: their garbage collector settled as they start.
+WORKER_PRELOAD = "auditor.fleet.heap"
 #: Seconds the local cluster's client and cluster have to close once the fleet is over;
 #: past them (and :data:`CLOSE_GRACE`), its worker processes are killed.
 CLOSE_TIMEOUT = 30.0
@@ -99,6 +102,7 @@ def local_client(concurrency: int, *, close_timeout: float = CLOSE_TIMEOUT) -> I
                 dashboard_address="127.0.0.1:0",  # a free port: 8787 may be another's
                 silence_logs=logging.CRITICAL,
                 env=dict(os.environ),  # as it is now, not as the server's start saw it
+                preload=[WORKER_PRELOAD],  # its collector settled (auditor.fleet.heap)
             )
         start_worker_server()  # Dask set its own preload list: ours, if it starts again
         client: Client | None = None

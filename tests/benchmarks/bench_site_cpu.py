@@ -112,7 +112,7 @@ def _threads_cpu() -> dict[str, float]:
     for tid in os.listdir("/proc/self/task"):
         try:  # (a runner's threads end once the fleet closes it: counted as ended)
             fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # (it ended as it was read)
             continue
         name = names.get(int(tid), "")
         tasks = ("ThreadPool", "Dask-Default", "auditor-site")  # a Dask task's or a runner's

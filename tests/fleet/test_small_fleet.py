@@ -5,6 +5,7 @@ small first fleet starts its report pool before its sites end."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from auditor.cli import main
 from auditor.demo.server import SiteServer
 from auditor.fleet import audit_fleet
 from auditor.fleet.forkserver import WORKER_MODULES
+from auditor.fleet.heap import FLEET_THRESHOLDS
 from auditor.fleet.reports import DRAWING_NICENESS, ReportWriter
 from auditor.history import History
 from auditor.sampler import SampleOptions
@@ -52,6 +54,9 @@ def test_the_local_workers_are_forked_with_the_audit_imported_and_audit_every_si
         assert all(missing == [] for _, _, missing in first.values()), first
         parents = {parent for _, parent, _ in first.values()}
         assert len(parents) == 1 and parents != {os.getpid()}
+        # their collector settled as Dask started them (auditor.fleet.heap, their preload)
+        settled = client.run(lambda: (gc.get_threshold(), gc.get_freeze_count() > 0))
+        assert set(settled.values()) == {(FLEET_THRESHOLDS, True)}, settled
 
         outcomes = list(audit_fleet(origins, history, QUICK, client=client))
 
