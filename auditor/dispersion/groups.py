@@ -74,21 +74,31 @@ an unseen one, and no real sitemap at hand had such indexes in a material share.
 segment of every URL, one more marks pagination; templates are then decided on the
 distinct first segments, not per URL, and the classes are counted with numpy
 (``bincount`` over template codes). No Python object per URL beyond the input list
-(``tests/benchmarks/bench_groups.py``).
+(``tests/benchmarks/bench_groups.py``). A file of at most ``FEW_URLS`` (1,000) URLs is read
+in Python's ``re`` instead, with the same result (:mod:`auditor.dispersion.templates`).
 
 Touches: nothing.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+from auditor.dispersion.templates import (
+    DATE,
+    HOME,
+    PAGE,
+    REST,
+    STRUCTURAL,
+    Segments,
+    UrlList,
+    segment_names,
+    segment_positions,
+)
 
 __all__ = [
     "CLAIM_SHARE",
@@ -112,18 +122,7 @@ CLAIM_SHARE = 0.9
 #: The rest group: one-off pages, and every URL whose shape was not learned.
 OTHER = "other"
 
-_HOME = "\x00home"
-_PAGE = "\x00page"
-_DATE = "\x00date"
-_REST = "\x00rest"
-_STRUCTURAL = (_REST, _HOME, _PAGE, _DATE)
-_ORIGIN = r"^(?:[A-Za-z][A-Za-z0-9+.-]*:)?(?://[^/?#]*)?"
-#: The scheme and host of an absolute URL. Not _ORIGIN: its optional parts make RE2 3x slower.
-_ABSOLUTE = r"^[^:/?#]+://[^/?#]*"
-_PAGINATION = r"/page/\d+/?(?:[?#]|$)"
-_YEAR = r"^(?:19|20)\d\d$"
 _DEPTH_SAMPLE = 10_000
-_HOME_NAMES = frozenset({"", "index.html", "index.htm", "index.php"})
 
 
 @dataclass(frozen=True)
@@ -160,14 +159,13 @@ class Grouping:
         """Each loc's group pattern, in order; all None when the file was not split."""
         if not self.groups:
             return [None] * len(locs)
-        codes, dictionary = _template_codes(_as_arrow(locs), self.base)
+        codes, dictionary = UrlList(locs).template_codes(self.base)
         known = self._label_of_key
-        segments = [key for key in known if key not in _STRUCTURAL]
-        value_set = pa.array(segments, type=dictionary.type)
-        found = pc.index_in(dictionary, value_set=value_set).fill_null(-1)
+        segments = [key for key in known if key not in STRUCTURAL]
+        found = segment_positions(dictionary, segments)
         patterns = np.array([*(known[key] for key in segments), OTHER], dtype=object)
-        structural = np.array([known.get(key, OTHER) for key in _STRUCTURAL], dtype=object)
-        table = np.concatenate([structural, patterns[found.to_numpy(zero_copy_only=False)]])
+        structural = np.array([known.get(key, OTHER) for key in STRUCTURAL], dtype=object)
+        table = np.concatenate([structural, patterns[found]])
         labels: list[str | None] = table[codes].tolist()
         return labels
 
@@ -221,90 +219,29 @@ def find_groups(
     classes = list(_classes(seconds, dated, previous_seconds, previous_dated))
     if any(int(mask.sum()) >= (1 - MATERIAL_SHARE) * urls for mask, _ in classes):
         return Grouping()
-    arrow = _as_arrow(locs)
-    base = _common_base(arrow)
-    codes, keys = _compact(*_template_codes(arrow, base))
+    listed = UrlList(locs)
+    base = listed.common_base()
+    codes, keys = _compact(*listed.template_codes(base))
     members = _members(codes, keys, classes, _threshold(urls))
-    return _grouping(codes, keys, members, base, _date_pattern(arrow, base, codes, keys))
+    return _grouping(codes, keys, members, base, _date_pattern(listed, base, codes, keys))
 
 
 def _threshold(urls: int) -> float:
     return max(float(MIN_GROUP_URLS), MATERIAL_SHARE * urls)
 
 
-def _as_arrow(locs: Sequence[str] | np.ndarray | pa.Array) -> pa.Array:
-    if isinstance(locs, pa.ChunkedArray):
-        locs = locs.combine_chunks()
-    if isinstance(locs, pa.Array):
-        return locs.cast(pa.large_string())
-    if isinstance(locs, np.ndarray):
-        locs = locs.astype(object)
-    return pa.array(locs, type=pa.large_string(), from_pandas=True)
-
-
-def _common_base(arrow: pa.Array) -> str:
-    """The longest directory (``/a/b/``) that starts every URL's path, after one shared
-    origin; ``/`` when the origins differ. The shortest and longest strings bound it."""
-    bounds = pc.min_max(arrow)
-    low, high = bounds["min"].as_py(), bounds["max"].as_py()
-    if low is None or high is None:
-        return "/"
-    low, high = str(low), str(high)
-    differ = (i for i, (a, b) in enumerate(zip(low, high, strict=False)) if a != b)
-    shared = low[: next(differ, min(len(low), len(high)))]
-    origin = re.match(_ORIGIN, low)
-    start = origin.end() if origin else 0
-    if len(shared) <= start or shared[start] != "/":
-        return "/"
-    return shared[start : shared.rindex("/") + 1]
-
-
-def _template_codes(arrow: pa.Array, base: str) -> tuple[np.ndarray, pa.Array]:
-    """Each URL's template code and the distinct first segments: code ``i < 4`` is
-    ``_STRUCTURAL[i]``, code ``4 + i`` is segment ``i`` of the returned dictionary."""
-    segments = _first_segments(arrow, base)
-    dictionary = segments.dictionary
-    entry = np.arange(len(_STRUCTURAL), len(_STRUCTURAL) + len(dictionary) + 1)
-    entry[-1] = _STRUCTURAL.index(_REST)  # a null segment (not under the base)
-    homes = pa.array(sorted(_HOME_NAMES), type=dictionary.type)
-    entry[:-1][_mask(pc.is_in(dictionary, value_set=homes))] = _STRUCTURAL.index(_HOME)
-    entry[:-1][_mask(pc.match_substring_regex(dictionary, _YEAR))] = _STRUCTURAL.index(_DATE)
-    index = segments.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    codes = entry[index]
-    codes[_mask(pc.match_substring_regex(arrow, _PAGINATION))] = _STRUCTURAL.index(_PAGE)
-    return codes, dictionary
-
-
-def _first_segments(arrow: pa.Array, base: str) -> pa.DictionaryArray:
-    """Each URL's first path segment under the base, null when not under it. Absolute
-    URLs take one regex pass; the rare relative ones a second pass of their own."""
-    path = re.escape(base) + r"(?P<seg>[^/?#]*)"
-    found = pc.extract_regex(arrow, _ABSOLUTE + path)
-    segment = pc.if_else(pc.is_valid(found), pc.struct_field(found, [0]), None)
-    missing = pc.is_null(segment)
-    if pc.any(missing).as_py():
-        again = pc.extract_regex(arrow.filter(missing), "^" + path)
-        again = pc.if_else(pc.is_valid(again), pc.struct_field(again, [0]), None)
-        segment = pc.replace_with_mask(segment, missing, again)
-    return pc.dictionary_encode(segment)
-
-
-def _mask(flags: pa.Array) -> np.ndarray:
-    return np.asarray(flags.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _compact(codes: np.ndarray, dictionary: pa.Array) -> tuple[np.ndarray, list[str]]:
+def _compact(codes: np.ndarray, dictionary: Segments) -> tuple[np.ndarray, list[str]]:
     """Codes into a short key list: the first segments of fewer than MIN_TEMPLATE_URLS
     URLs fold into the rest (home, pagination and dates are templates at any size)."""
-    structural = len(_STRUCTURAL)
+    structural = len(STRUCTURAL)
     counts = np.bincount(codes, minlength=structural + len(dictionary))
     kept = counts > 0
     kept[structural:] &= counts[structural:] >= MIN_TEMPLATE_URLS
-    kept[_STRUCTURAL.index(_REST)] = True
+    kept[STRUCTURAL.index(REST)] = True
     lookup = np.cumsum(kept) - 1
-    lookup[~kept] = lookup[_STRUCTURAL.index(_REST)]
-    segments = dictionary.take(pa.array(np.flatnonzero(kept[structural:]))).to_pylist()
-    names = [_STRUCTURAL[i] for i in np.flatnonzero(kept[:structural])] + segments
+    lookup[~kept] = lookup[STRUCTURAL.index(REST)]
+    segments = segment_names(dictionary, np.flatnonzero(kept[structural:]))
+    names = [STRUCTURAL[i] for i in np.flatnonzero(kept[:structural])] + segments
     return lookup[codes], [str(name) for name in names]
 
 
@@ -334,8 +271,8 @@ def _members(
     """Each grouped template code with its group's pattern basis: "lastmod:<n>" for the
     n-th merged class, "url-shape" for a material template alone."""
     counts = np.bincount(codes, minlength=len(keys))
-    claimable = np.array([key != _REST for key in keys]) & (counts > 0)
-    enough = np.array([1 if key in (_HOME, _PAGE) else MIN_TEMPLATE_URLS for key in keys])
+    claimable = np.array([key != REST for key in keys]) & (counts > 0)
+    enough = np.array([1 if key in (HOME, PAGE) else MIN_TEMPLATE_URLS for key in keys])
     members: dict[int, str] = {}
     for number, (mask, comparable) in enumerate(classes):
         within = np.bincount(codes[mask], minlength=len(keys))
@@ -352,22 +289,21 @@ def _members(
     return members
 
 
-def _date_pattern(arrow: pa.Array, base: str, codes: np.ndarray, keys: list[str]) -> str:
+def _date_pattern(listed: UrlList, base: str, codes: np.ndarray, keys: list[str]) -> str:
     """The date template's name after the depth most of its URLs have (of an even
     sample of ``_DEPTH_SAMPLE``: a majority needs no more)."""
-    if _DATE not in keys:
+    if DATE not in keys:
         return base + "YYYY/*"
-    rows = np.flatnonzero(codes == keys.index(_DATE))
-    dates = arrow.take(pa.array(rows[:: max(1, len(rows) // _DEPTH_SAMPLE)]))
-    prefix = _ORIGIN + re.escape(base) + r"\d{4}/"
-    for depth, name in ((r"\d\d/\d\d/", "YYYY/MM/DD/*"), (r"\d\d/", "YYYY/MM/*")):
-        if pc.sum(pc.match_substring_regex(dates, prefix + depth)).as_py() * 2 >= len(dates):
+    rows = np.flatnonzero(codes == keys.index(DATE))
+    sample = rows[:: max(1, len(rows) // _DEPTH_SAMPLE)]
+    for parts, name in ((2, "YYYY/MM/DD/*"), (1, "YYYY/MM/*")):
+        if listed.count_dated(sample, base, parts) * 2 >= len(sample):
             return base + name
     return base + "YYYY/*"
 
 
 def _pattern(key: str, base: str, date_pattern: str) -> str:
-    names = {_HOME: base, _PAGE: "*/page/N/", _DATE: date_pattern, _REST: OTHER}
+    names = {HOME: base, PAGE: "*/page/N/", DATE: date_pattern, REST: OTHER}
     return names.get(key, f"{base}{key}/*")
 
 
