@@ -4,10 +4,9 @@ generation collected less often.
 A fleet's worker holds what it imported (Dask, pandas, lxml, the audit: hundreds of
 thousands of objects that live as long as the process) and, site after site, makes
 short-lived containers by the million. With CPython's defaults, every 700 containers
-made and not yet freed start a collection, and every hundredth of those a full one,
-which walks every object the imports made: about 1 ms of CPU a site, the full
-collections most of it, and the walks themselves pull those objects through the
-caches of 128 site threads.
+made and not yet freed start a collection, and now and then a full one, which walks
+every object the imports made: about 1 ms of a worker's CPU a site (a 300-site fleet,
+``tests/benchmarks/bench_site_cpu.py --fleet``), the full collections over half of it.
 
 So the process's long-lived objects are frozen (``gc.freeze``: moved where no
 collection looks; they are never cyclic garbage, they live as long as the process),
