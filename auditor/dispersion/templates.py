@@ -29,7 +29,6 @@ __all__ = [
     "DATE",
     "FEW_URLS",
     "HOME",
-    "ORIGIN",
     "PAGE",
     "REST",
     "STRUCTURAL",
@@ -47,8 +46,8 @@ REST = "\x00rest"
 STRUCTURAL = (REST, HOME, PAGE, DATE)
 #: A file of at most this many URLs is read in Python (module docstring).
 FEW_URLS = 1_000
-ORIGIN = r"^(?:[A-Za-z][A-Za-z0-9+.-]*:)?(?://[^/?#]*)?"
-#: The scheme and host of an absolute URL. Not ORIGIN: its optional parts make RE2 3x slower.
+_ORIGIN = r"^(?:[A-Za-z][A-Za-z0-9+.-]*:)?(?://[^/?#]*)?"
+#: The scheme and host of an absolute URL. Not _ORIGIN: its optional parts make RE2 3x slower.
 _ABSOLUTE = r"^[^:/?#]+://[^/?#]*"
 _PAGINATION = r"/page/\d+/?(?:[?#]|$)"
 _YEAR = r"^(?:19|20)\d\d$"
@@ -69,9 +68,6 @@ class UrlList:
         self.few = _as_texts(locs)
         self.arrow: pa.Array = _as_arrow(locs) if self.few is None else None
 
-    def __len__(self) -> int:
-        return len(self.few) if self.few is not None else len(self.arrow)
-
     def common_base(self) -> str:
         """The longest directory (``/a/b/``) that starts every URL's path, after one shared
         origin; ``/`` when the origins differ. The smallest and largest texts bound it."""
@@ -85,7 +81,7 @@ class UrlList:
         low, high = str(low), str(high)
         differ = (i for i, (a, b) in enumerate(zip(low, high, strict=False)) if a != b)
         shared = low[: next(differ, min(len(low), len(high)))]
-        origin = re.match(ORIGIN, low)
+        origin = re.match(_ORIGIN, low)
         start = origin.end() if origin else 0
         if len(shared) <= start or shared[start] != "/":
             return "/"
@@ -103,9 +99,9 @@ class UrlList:
         if not len(rows):
             return 0
         if self.few is not None:
-            found = re.compile(ORIGIN + re.escape(base) + "[0-9]{4}/" + "[0-9][0-9]/" * parts)
+            found = re.compile(_ORIGIN + re.escape(base) + "[0-9]{4}/" + "[0-9][0-9]/" * parts)
             return sum(1 for row in rows.tolist() if found.match(self.few[row]))
-        pattern = ORIGIN + re.escape(base) + r"\d{4}/" + r"\d\d/" * parts
+        pattern = _ORIGIN + re.escape(base) + r"\d{4}/" + r"\d\d/" * parts
         matched = pc.match_substring_regex(self.arrow.take(pa.array(rows)), pattern)
         return int(pc.sum(matched).as_py() or 0)
 

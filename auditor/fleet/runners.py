@@ -229,12 +229,12 @@ class Runners:
                 back.append((call, value))
         return back
 
-    def lost(self, *, now: bool = False) -> list[int]:
+    def lost(self) -> list[int]:
         """The calls in flight on runners that are gone (their worker died or was declared
         dead, or a call could not reach them), which are dropped; each worker without a
-        runner gets one. Looks at most every :data:`LOOK_EVERY` seconds, unless ``now``
-        or a runner could not be reached since the last look."""
-        if not now and not self._failed and time.monotonic() - self._looked < LOOK_EVERY:
+        runner gets one. Looks at most every :data:`LOOK_EVERY` seconds, unless a runner
+        could not be reached since the last look."""
+        if not self._failed and time.monotonic() - self._looked < LOOK_EVERY:
             return []
         self._looked = time.monotonic()
         workers = self._workers()

@@ -190,7 +190,7 @@ def test_a_runner_that_cannot_be_reached_gets_no_site_more_and_is_started_again(
 
 
 def test_the_sites_of_a_worker_gone_are_handed_back_and_a_new_worker_gets_a_runner(
-    make_client,
+    make_client, monkeypatch
 ):
     client = make_client({"tcp://a": 2, "tcp://b": 2})
     runners = Runners(client)
@@ -202,7 +202,8 @@ def test_the_sites_of_a_worker_gone_are_handed_back_and_a_new_worker_gets_a_runn
     assert len(on_a) == 2
     assert runners.lost() == []  # within LOOK_EVERY of the last look: not looked
     client.workers = {"tcp://b": 2, "tcp://c": 4}  # a died, c started in its place
-    assert sorted(runners.lost(now=True)) == sorted(on_a)
+    monkeypatch.setattr(runners_module, "LOOK_EVERY", 0.0)  # the next look is due
+    assert sorted(runners.lost()) == sorted(on_a)
     assert runners.free() == 4  # c's four threads; b's two are busy
     client.actors["tcp://a"].done += [(c, "late") for c in on_a]  # nothing of them now
     on_b = [c for c in calls if c not in on_a]
@@ -240,13 +241,14 @@ def test_a_runner_with_few_sites_left_hands_each_back_as_it_finishes(make_client
     assert _all_back(runners, 1) == {second: "two done"}
 
 
-def test_a_runner_that_does_not_start_is_tried_again_at_a_later_look(make_client):
+def test_a_runner_that_does_not_start_is_tried_again_at_a_later_look(make_client, monkeypatch):
     client = make_client({"tcp://a": 2})
     client.unstartable.add("tcp://a")
     runners = Runners(client)
     assert runners.free() == 0
     client.unstartable.clear()
-    assert runners.lost(now=True) == [] and runners.free() == 2
+    monkeypatch.setattr(runners_module, "LOOK_EVERY", 0.0)  # the next look is due
+    assert runners.lost() == [] and runners.free() == 2
 
 
 def test_close_stops_every_runner(make_client):
