@@ -156,7 +156,7 @@ def _entries(segments: Sequence[str], is_home: np.ndarray, is_year: np.ndarray) 
 
 
 def _few_codes(locs: list[str], base: str) -> tuple[np.ndarray, list[str]]:
-    path = re.escape(base) + r"(?P<seg>[^/?#]*)"
+    path = _segment_under(base)
     absolute, relative = re.compile(_ABSOLUTE + path), re.compile("^" + path)
     order: dict[str, int] = {}
     index = np.empty(len(locs), dtype=np.int64)
@@ -187,7 +187,7 @@ def _arrow_codes(arrow: pa.Array, base: str) -> tuple[np.ndarray, pa.Array]:
 def _first_segments(arrow: pa.Array, base: str) -> pa.DictionaryArray:
     """Each URL's first path segment under the base, null when not under it. Absolute
     URLs take one regex pass; the rare relative ones a second pass of their own."""
-    path = re.escape(base) + r"(?P<seg>[^/?#]*)"
+    path = _segment_under(base)
     found = pc.extract_regex(arrow, _ABSOLUTE + path)
     segment = pc.if_else(pc.is_valid(found), pc.struct_field(found, [0]), None)
     missing = pc.is_null(segment)
@@ -196,6 +196,12 @@ def _first_segments(arrow: pa.Array, base: str) -> pa.DictionaryArray:
         again = pc.if_else(pc.is_valid(again), pc.struct_field(again, [0]), None)
         segment = pc.replace_with_mask(segment, missing, again)
     return pc.dictionary_encode(segment)
+
+
+def _segment_under(base: str) -> str:
+    """The pattern of a path's first segment under ``base`` (group ``seg``): one text for
+    both readings (it holds nothing RE2 and ``re`` read differently)."""
+    return re.escape(base) + r"(?P<seg>[^/?#]*)"
 
 
 def _mask(flags: pa.Array) -> np.ndarray:
